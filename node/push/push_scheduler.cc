@@ -1,0 +1,147 @@
+#include "node/push/push_scheduler.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace swarmcast::push {
+
+PushScheduler::PushScheduler(std::uint32_t piece_count)
+    : piece_count_(piece_count), copies_(piece_count, 0), uncovered_(piece_count) {}
+
+void PushScheduler::Adjust(Subscriber& s, PieceIndex p, bool held_before) {
+  const bool held_after = Holds(s, p);
+  if (held_before == held_after) return;
+  if (held_after) {
+    ++s.held;
+    if (copies_[p]++ == 0) --uncovered_;
+  } else {
+    --s.held;
+    if (--copies_[p] == 0) ++uncovered_;
+  }
+}
+
+void PushScheduler::SetHave(Subscriber& s, PieceIndex p, bool value) {
+  const bool before = Holds(s, p);
+  s.have[p] = value;
+  Adjust(s, p, before);
+}
+
+void PushScheduler::SetInFlight(Subscriber& s, PieceIndex p, bool value) {
+  const bool before = Holds(s, p);
+  s.in_flight[p] = value;
+  Adjust(s, p, before);
+}
+
+void PushScheduler::AddSubscriber(SubscriberId id, const std::vector<bool>& have) {
+  RemoveSubscriber(id);
+  Subscriber& s = subscribers_[id];
+  s.have.assign(piece_count_, false);
+  s.in_flight.assign(piece_count_, false);
+  const auto n = std::min<std::size_t>(have.size(), piece_count_);
+  for (PieceIndex p = 0; p < n; ++p) {
+    if (have[p]) SetHave(s, p, true);
+  }
+}
+
+void PushScheduler::RemoveSubscriber(SubscriberId id) {
+  auto it = subscribers_.find(id);
+  if (it == subscribers_.end()) return;
+  Subscriber& s = it->second;
+  for (PieceIndex p = 0; p < piece_count_; ++p) {
+    if (Holds(s, p) && --copies_[p] == 0) ++uncovered_;
+  }
+  subscribers_.erase(it);
+}
+
+void PushScheduler::OnHave(SubscriberId id, PieceIndex piece) {
+  auto it = subscribers_.find(id);
+  if (it == subscribers_.end() || piece >= piece_count_) return;
+  SetHave(it->second, piece, true);
+}
+
+void PushScheduler::OnSent(SubscriberId id, PieceIndex piece) {
+  auto it = subscribers_.find(id);
+  if (it == subscribers_.end() || piece >= piece_count_) return;
+  Subscriber& s = it->second;
+  const bool before = Holds(s, piece);
+  s.in_flight[piece] = false;
+  s.have[piece] = true;
+  Adjust(s, piece, before);
+}
+
+void PushScheduler::OnSendFailed(SubscriberId id, PieceIndex piece) {
+  auto it = subscribers_.find(id);
+  if (it == subscribers_.end() || piece >= piece_count_) return;
+  SetInFlight(it->second, piece, false);
+}
+
+bool PushScheduler::IsComplete(SubscriberId id) const {
+  auto it = subscribers_.find(id);
+  return it != subscribers_.end() && it->second.held == piece_count_;
+}
+
+std::optional<PushBatch> PushScheduler::NextBatch(std::span<const SubscriberId> ready) {
+  if (piece_count_ == 0) return std::nullopt;
+  if (uncovered_ > 0) {
+    if (auto batch = CoverNextPiece(ready)) return batch;
+  }
+  return FanOutRarestPiece(ready);
+}
+
+// First pass: the next uncovered piece in scan order that some ready
+// subscriber can take goes to one subscriber only — the one holding the
+// fewest pieces, so the swarm's pieces spread evenly.
+std::optional<PushBatch> PushScheduler::CoverNextPiece(std::span<const SubscriberId> ready) {
+  for (std::uint32_t step = 0; step < piece_count_; ++step) {
+    const PieceIndex p = (cursor_ + step) % piece_count_;
+    if (copies_[p] != 0) continue;
+    Subscriber* best = nullptr;
+    SubscriberId best_id = 0;
+    for (SubscriberId id : ready) {
+      auto it = subscribers_.find(id);
+      if (it == subscribers_.end()) continue;
+      Subscriber& s = it->second;
+      if (!best || s.held < best->held || (s.held == best->held && id < best_id)) {
+        best = &s;
+        best_id = id;
+      }
+    }
+    if (!best) return std::nullopt;
+    SetInFlight(*best, p, true);
+    cursor_ = (p + 1) % piece_count_;
+    return PushBatch{p, {best_id}};
+  }
+  return std::nullopt;
+}
+
+// Every piece has a copy somewhere: fill the gaps, rarest first, in scan
+// order among equals, to every ready subscriber that lacks the piece.
+std::optional<PushBatch> PushScheduler::FanOutRarestPiece(std::span<const SubscriberId> ready) {
+  std::optional<PieceIndex> chosen;
+  std::uint32_t fewest = std::numeric_limits<std::uint32_t>::max();
+  for (std::uint32_t step = 0; step < piece_count_; ++step) {
+    const PieceIndex p = (cursor_ + step) % piece_count_;
+    if (copies_[p] >= fewest) continue;
+    for (SubscriberId id : ready) {
+      auto it = subscribers_.find(id);
+      if (it != subscribers_.end() && !Holds(it->second, p)) {
+        chosen = p;
+        fewest = copies_[p];
+        break;
+      }
+    }
+  }
+  if (!chosen) return std::nullopt;
+  PushBatch batch{*chosen, {}};
+  for (SubscriberId id : ready) {
+    auto it = subscribers_.find(id);
+    if (it == subscribers_.end() || Holds(it->second, *chosen)) continue;
+    if (std::find(batch.targets.begin(), batch.targets.end(), id) != batch.targets.end()) continue;
+    SetInFlight(it->second, *chosen, true);
+    batch.targets.push_back(id);
+  }
+  cursor_ = (*chosen + 1) % piece_count_;
+  return batch;
+}
+
+}  // namespace swarmcast::push

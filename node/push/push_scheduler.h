@@ -1,0 +1,92 @@
+// PushScheduler decides which piece the seed pushes next and to whom.
+//
+// The seed walks the pieces in one cyclic scan in disk order. While some
+// piece has no copy in the swarm, each piece goes to exactly one subscriber,
+// so the seed's uplink puts every piece into the swarm once before it sends
+// any piece twice (peers then trade pieces among themselves). Once every
+// piece has a copy, the piece with the fewest copies that a ready subscriber
+// lacks goes to every ready subscriber lacking it, in one fan-out batch. The
+// scan resumes after the last piece chosen, so a late subscriber starts
+// wherever the scan is and wraps around, and disk reads stay sequential.
+//
+// Pure bookkeeping: no I/O, no clock. Not thread-safe; owned by the push
+// sender's thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace swarmcast::push {
+
+using PieceIndex = std::uint32_t;
+using SubscriberId = std::uint32_t;
+
+struct PushBatch {
+  PieceIndex piece = 0;
+  std::vector<SubscriberId> targets;  // never empty
+};
+
+class PushScheduler {
+ public:
+  explicit PushScheduler(std::uint32_t piece_count);
+
+  std::uint32_t piece_count() const { return piece_count_; }
+
+  // A subscriber joins with the pieces it already has (its HELLO
+  // bitfield, one bool per piece). Re-adding an id replaces it.
+  void AddSubscriber(SubscriberId id, const std::vector<bool>& have);
+  // Forgets a subscriber and releases the pieces in flight to it.
+  void RemoveSubscriber(SubscriberId id);
+  bool HasSubscriber(SubscriberId id) const { return subscribers_.contains(id); }
+
+  // The subscriber verified `piece`, from the push channel or from other
+  // peers (a HAVE frame). Out-of-range indices are ignored: the frame
+  // decoder rejects them before they get here.
+  void OnHave(SubscriberId id, PieceIndex piece);
+  // The whole frame for `piece` reached the subscriber's socket: it now
+  // counts as a copy held by that subscriber.
+  void OnSent(SubscriberId id, PieceIndex piece);
+  // Sending `piece` failed (dropped, disconnected): release it.
+  void OnSendFailed(SubscriberId id, PieceIndex piece);
+
+  // The next batch for the subscribers in `ready` (those with room for a
+  // new frame), or nothing when none of them lacks a piece that is not
+  // already on its way to it. Marks the chosen pieces in flight.
+  std::optional<PushBatch> NextBatch(std::span<const SubscriberId> ready);
+
+  // Copies of `piece` held by or in flight to subscribers.
+  std::uint32_t copies(PieceIndex piece) const { return copies_[piece]; }
+  // Pieces without any copy in the swarm (as far as the seed knows).
+  std::uint32_t uncovered_pieces() const { return uncovered_; }
+  // Where the next scan starts.
+  PieceIndex cursor() const { return cursor_; }
+  // Whether this subscriber has (or is being sent) every piece.
+  bool IsComplete(SubscriberId id) const;
+
+ private:
+  struct Subscriber {
+    std::vector<bool> have;
+    std::vector<bool> in_flight;
+    std::uint32_t held = 0;  // pieces in have or in_flight
+  };
+
+  // Holds = has the piece or it is in flight to it; copies_ counts holders.
+  bool Holds(const Subscriber& s, PieceIndex p) const { return s.have[p] || s.in_flight[p]; }
+  void SetHave(Subscriber& s, PieceIndex p, bool value);
+  void SetInFlight(Subscriber& s, PieceIndex p, bool value);
+  void Adjust(Subscriber& s, PieceIndex p, bool held_before);
+
+  std::optional<PushBatch> CoverNextPiece(std::span<const SubscriberId> ready);
+  std::optional<PushBatch> FanOutRarestPiece(std::span<const SubscriberId> ready);
+
+  std::uint32_t piece_count_;
+  std::vector<std::uint32_t> copies_;
+  std::uint32_t uncovered_;
+  PieceIndex cursor_ = 0;
+  std::unordered_map<SubscriberId, Subscriber> subscribers_;
+};
+
+}  // namespace swarmcast::push

@@ -1,0 +1,154 @@
+#include "node/push/push_scheduler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace swarmcast::push {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+std::vector<bool> None(std::uint32_t n) { return std::vector<bool>(n, false); }
+
+// Drives the scheduler as the sender does: every subscriber in `ready` gets
+// at most one batch; each batch is delivered at once. Returns the batches.
+std::vector<PushBatch> Round(PushScheduler& s, std::vector<SubscriberId> ready) {
+  std::vector<PushBatch> out;
+  while (auto b = s.NextBatch(ready)) {
+    for (SubscriberId id : b->targets) {
+      s.OnSent(id, b->piece);
+      std::erase(ready, id);
+    }
+    out.push_back(*b);
+  }
+  return out;
+}
+
+TEST(PushScheduler, FirstPassSendsEachPieceOnceInDiskOrder) {
+  PushScheduler s(6);
+  for (SubscriberId id : {1, 2, 3}) s.AddSubscriber(id, None(6));
+  std::vector<PieceIndex> order;
+  std::multiset<SubscriberId> receivers;
+  while (s.uncovered_pieces() > 0) {
+    for (const auto& b : Round(s, {1, 2, 3})) {
+      ASSERT_EQ(b.targets.size(), 1u) << "a piece went out twice in the first pass";
+      order.push_back(b.piece);
+      receivers.insert(b.targets[0]);
+    }
+  }
+  EXPECT_THAT(order, ElementsAre(0, 1, 2, 3, 4, 5));
+  // Spread evenly: two pieces each.
+  EXPECT_EQ(receivers.count(1), 2u);
+  EXPECT_EQ(receivers.count(2), 2u);
+  EXPECT_EQ(receivers.count(3), 2u);
+  for (PieceIndex p = 0; p < 6; ++p) EXPECT_EQ(s.copies(p), 1u);
+}
+
+TEST(PushScheduler, AfterFirstPassRarestPieceFansOutToAllWhoLackIt) {
+  PushScheduler s(3);
+  s.AddSubscriber(1, {true, true, true});
+  s.AddSubscriber(2, {true, false, true});
+  s.AddSubscriber(3, {true, false, false});
+  s.AddSubscriber(4, {true, true, false});
+  // copies: p0=4, p1=2, p2=2. Rarest lacking, scan order: p1 to {2,3}.
+  auto b = s.NextBatch(std::vector<SubscriberId>{1, 2, 3, 4});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 1u);
+  EXPECT_THAT(b->targets, UnorderedElementsAre(2, 3));
+  EXPECT_EQ(s.copies(1), 4u);  // in flight counts
+  // Next: p2 (2 copies) to the ready ones that lack it: 4 only (3 is busy).
+  b = s.NextBatch(std::vector<SubscriberId>{1, 4});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 2u);
+  EXPECT_THAT(b->targets, ElementsAre(4));
+  EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{1, 4}));
+}
+
+TEST(PushScheduler, LateJoinerStartsAtCursorAndWrapsAround) {
+  PushScheduler s(8);
+  s.AddSubscriber(1, None(8));
+  for (int i = 0; i < 5; ++i) Round(s, {1});
+  EXPECT_EQ(s.cursor(), 5u);
+  s.AddSubscriber(2, None(8));
+  std::vector<PieceIndex> to_late;
+  while (!s.IsComplete(2)) {
+    for (const auto& b : Round(s, {1, 2})) {
+      for (auto id : b.targets) {
+        if (id == 2) to_late.push_back(b.piece);
+      }
+    }
+  }
+  // Pieces 5..7 are uncovered, so it gets one of those first; then the scan
+  // wraps around to the pieces the first subscriber already holds.
+  ASSERT_FALSE(to_late.empty());
+  EXPECT_GE(to_late.front(), 5u);
+  EXPECT_TRUE(std::find(to_late.begin(), to_late.end(), 0u) != to_late.end());
+  EXPECT_TRUE(s.IsComplete(1));
+}
+
+TEST(PushScheduler, HaveFromOtherPeersCountsAsCopy) {
+  PushScheduler s(4);
+  s.AddSubscriber(1, None(4));
+  s.AddSubscriber(2, None(4));
+  s.OnHave(2, 0);  // got piece 0 over the BitTorrent wire
+  EXPECT_EQ(s.copies(0), 1u);
+  EXPECT_EQ(s.uncovered_pieces(), 3u);
+  auto b = s.NextBatch(std::vector<SubscriberId>{1});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 1u);  // piece 0 is covered already
+  s.OnHave(2, 99);          // out of range: ignored
+  s.OnHave(7, 1);           // unknown subscriber: ignored
+  EXPECT_EQ(s.copies(1), 1u);
+}
+
+TEST(PushScheduler, FailedSendAndLeavingSubscriberReleasePieces) {
+  PushScheduler s(2);
+  s.AddSubscriber(1, None(2));
+  auto b = s.NextBatch(std::vector<SubscriberId>{1});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(s.copies(b->piece), 1u);
+  s.OnSendFailed(1, b->piece);
+  EXPECT_EQ(s.copies(b->piece), 0u);
+  EXPECT_EQ(s.uncovered_pieces(), 2u);
+  s.OnSent(1, 0);
+  s.AddSubscriber(2, {false, true});
+  EXPECT_EQ(s.uncovered_pieces(), 0u);
+  s.RemoveSubscriber(1);
+  EXPECT_EQ(s.copies(0), 0u);
+  EXPECT_EQ(s.uncovered_pieces(), 1u);
+  EXPECT_FALSE(s.HasSubscriber(1));
+}
+
+TEST(PushScheduler, NothingToDoWhenEveryoneComplete) {
+  PushScheduler s(2);
+  s.AddSubscriber(1, {true, true});
+  EXPECT_TRUE(s.IsComplete(1));
+  EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{1}));
+  EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{}));
+  EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{42}));  // unknown id
+}
+
+TEST(PushScheduler, EveryPieceReachesEverySubscriberExactlyOnce) {
+  constexpr std::uint32_t kPieces = 37;
+  PushScheduler s(kPieces);
+  std::vector<std::multiset<PieceIndex>> got(5);
+  for (SubscriberId id = 0; id < 5; ++id) s.AddSubscriber(id, None(kPieces));
+  for (int round = 0; round < 1000; ++round) {
+    bool all = true;
+    for (SubscriberId id = 0; id < 5; ++id) all = all && s.IsComplete(id);
+    if (all) break;
+    for (const auto& b : Round(s, {0, 1, 2, 3, 4})) {
+      for (auto id : b.targets) got[id].insert(b.piece);
+    }
+  }
+  for (SubscriberId id = 0; id < 5; ++id) {
+    EXPECT_EQ(got[id].size(), kPieces);
+    for (PieceIndex p = 0; p < kPieces; ++p) EXPECT_EQ(got[id].count(p), 1u);
+  }
+}
+
+}  // namespace
+}  // namespace swarmcast::push
