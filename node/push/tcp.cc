@@ -1,0 +1,127 @@
+#include "node/push/tcp.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace swarmcast::push {
+namespace {
+
+std::string Errno(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// Fills a sockaddr from a numeric address; false if it is not one.
+bool MakeAddress(const std::string& host, std::uint16_t port, sockaddr_storage* out,
+                 socklen_t* len) {
+  std::memset(out, 0, sizeof *out);
+  auto* v4 = reinterpret_cast<sockaddr_in*>(out);
+  if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    *len = sizeof *v4;
+    return true;
+  }
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(out);
+  if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    *len = sizeof *v6;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void UniqueFd::reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool SplitHostPort(const std::string& endpoint, std::string* host, std::uint16_t* port) {
+  std::size_t colon;
+  if (!endpoint.empty() && endpoint.front() == '[') {
+    const std::size_t close = endpoint.find(']');
+    if (close == std::string::npos || close + 1 >= endpoint.size() || endpoint[close + 1] != ':') {
+      return false;
+    }
+    *host = endpoint.substr(1, close - 1);
+    colon = close + 1;
+  } else {
+    colon = endpoint.rfind(':');
+    if (colon == std::string::npos || colon == 0) return false;
+    *host = endpoint.substr(0, colon);
+    if (host->find(':') != std::string::npos) return false;  // IPv6 needs brackets
+  }
+  const char* first = endpoint.data() + colon + 1;
+  const char* last = endpoint.data() + endpoint.size();
+  unsigned value = 0;
+  auto [ptr, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc() || ptr != last || first == last || value == 0 || value > 65535) {
+    return false;
+  }
+  *port = static_cast<std::uint16_t>(value);
+  return true;
+}
+
+Result<UniqueFd, std::string> ListenTcp(const std::string& address, std::uint16_t port,
+                                        std::uint16_t* bound_port) {
+  sockaddr_storage addr;
+  socklen_t len;
+  if (!MakeAddress(address, port, &addr, &len)) {
+    return Unexpected("push: not a numeric IP address: '" + address + "'");
+  }
+  UniqueFd fd(::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) return Unexpected(Errno("push: socket"));
+  const int one = 1;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    return Unexpected(Errno("push: bind " + address + ":" + std::to_string(port)));
+  }
+  if (::listen(fd.get(), 128) != 0) return Unexpected(Errno("push: listen"));
+  sockaddr_storage actual;
+  socklen_t actual_len = sizeof actual;
+  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&actual), &actual_len);
+  *bound_port =
+      ntohs(actual.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&actual)->sin_port
+                                        : reinterpret_cast<sockaddr_in6*>(&actual)->sin6_port);
+  return fd;
+}
+
+Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeout_ms) {
+  std::string host;
+  std::uint16_t port = 0;
+  sockaddr_storage addr;
+  socklen_t len;
+  if (!SplitHostPort(endpoint, &host, &port) || !MakeAddress(host, port, &addr, &len)) {
+    return Unexpected("push: not a numeric ADDR:PORT endpoint: '" + endpoint + "'");
+  }
+  UniqueFd fd(::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!fd) return Unexpected(Errno("push: socket"));
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
+    if (errno != EINPROGRESS) return Unexpected(Errno("push: connect " + endpoint));
+    pollfd p{fd.get(), POLLOUT, 0};
+    if (::poll(&p, 1, timeout_ms) != 1) {
+      return Unexpected("push: connect " + endpoint + ": timed out");
+    }
+    int err = 0;
+    socklen_t err_len = sizeof err;
+    ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &err_len);
+    if (err != 0) {
+      errno = err;
+      return Unexpected(Errno("push: connect " + endpoint));
+    }
+  }
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+}  // namespace swarmcast::push

@@ -1,0 +1,46 @@
+// Small TCP helpers for the push channel: an owning fd and numeric-address
+// listen/connect. Errors are strings that say what failed and why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "proto/result.h"
+
+namespace swarmcast::push {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// A non-blocking listening socket on a numeric IPv4/IPv6 address; port 0
+// picks a free port. Returns the fd; *bound_port gets the actual port.
+Result<UniqueFd, std::string> ListenTcp(const std::string& address, std::uint16_t port,
+                                        std::uint16_t* bound_port);
+
+// A blocking connect to "ADDR:PORT" or "[ADDR6]:PORT", bounded by
+// timeout_ms; the returned socket is blocking.
+Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeout_ms);
+
+// Splits "ADDR:PORT" / "[ADDR6]:PORT" into parts; false if malformed.
+bool SplitHostPort(const std::string& endpoint, std::string* host, std::uint16_t* port);
+
+}  // namespace swarmcast::push
