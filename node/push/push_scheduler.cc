@@ -85,7 +85,7 @@ std::optional<PushBatch> PushScheduler::NextBatch(std::span<const SubscriberId> 
   if (uncovered_ > 0) {
     if (auto batch = CoverNextPiece(ready)) return batch;
   }
-  return FanOutRarestPiece(ready);
+  return FanOutNextPiece(ready);
 }
 
 // First pass: the next uncovered piece in scan order that some ready
@@ -114,19 +114,20 @@ std::optional<PushBatch> PushScheduler::CoverNextPiece(std::span<const Subscribe
   return std::nullopt;
 }
 
-// Every piece has a copy somewhere: fill the gaps, rarest first, in scan
-// order among equals, to every ready subscriber that lacks the piece.
-std::optional<PushBatch> PushScheduler::FanOutRarestPiece(std::span<const SubscriberId> ready) {
+// Every piece has a copy somewhere: the scan goes on in disk order, and the
+// next piece that a ready subscriber lacks goes to every ready subscriber
+// lacking it, so one read of the piece serves them all. A subscriber busy
+// at that moment gets the piece on a later cycle. (Rarest-first here would
+// jump around the file and, once the file outgrows the page cache, read
+// each piece from disk once per subscriber.)
+std::optional<PushBatch> PushScheduler::FanOutNextPiece(std::span<const SubscriberId> ready) {
   std::optional<PieceIndex> chosen;
-  std::uint32_t fewest = std::numeric_limits<std::uint32_t>::max();
-  for (std::uint32_t step = 0; step < piece_count_; ++step) {
+  for (std::uint32_t step = 0; step < piece_count_ && !chosen; ++step) {
     const PieceIndex p = (cursor_ + step) % piece_count_;
-    if (copies_[p] >= fewest) continue;
     for (SubscriberId id : ready) {
       auto it = subscribers_.find(id);
       if (it != subscribers_.end() && !Holds(it->second, p)) {
         chosen = p;
-        fewest = copies_[p];
         break;
       }
     }

@@ -3,11 +3,13 @@
 // The seed walks the pieces in one cyclic scan in disk order. While some
 // piece has no copy in the swarm, each piece goes to exactly one subscriber,
 // so the seed's uplink puts every piece into the swarm once before it sends
-// any piece twice (peers then trade pieces among themselves). Once every
-// piece has a copy, the piece with the fewest copies that a ready subscriber
-// lacks goes to every ready subscriber lacking it, in one fan-out batch. The
-// scan resumes after the last piece chosen, so a late subscriber starts
-// wherever the scan is and wraps around, and disk reads stay sequential.
+// any piece twice (peers then trade pieces among themselves): uncovered
+// pieces, those with the fewest copies, always come first. Once every piece
+// has a copy, the scan goes on in disk order and the next piece that a
+// ready subscriber lacks goes to every ready subscriber lacking it, in one
+// fan-out batch, so one read serves them all. The scan resumes after the
+// last piece chosen, so a late subscriber starts wherever the scan is and
+// wraps around, and disk reads stay sequential.
 //
 // Pure bookkeeping: no I/O, no clock. Not thread-safe; owned by the push
 // sender's thread.
@@ -80,7 +82,7 @@ class PushScheduler {
   void Adjust(Subscriber& s, PieceIndex p, bool held_before);
 
   std::optional<PushBatch> CoverNextPiece(std::span<const SubscriberId> ready);
-  std::optional<PushBatch> FanOutRarestPiece(std::span<const SubscriberId> ready);
+  std::optional<PushBatch> FanOutNextPiece(std::span<const SubscriberId> ready);
 
   std::uint32_t piece_count_;
   std::vector<std::uint32_t> copies_;

@@ -47,19 +47,21 @@ TEST(PushScheduler, FirstPassSendsEachPieceOnceInDiskOrder) {
   for (PieceIndex p = 0; p < 6; ++p) EXPECT_EQ(s.copies(p), 1u);
 }
 
-TEST(PushScheduler, AfterFirstPassRarestPieceFansOutToAllWhoLackIt) {
+TEST(PushScheduler, AfterFirstPassNextPieceInScanOrderFansOutToAllWhoLackIt) {
   PushScheduler s(3);
   s.AddSubscriber(1, {true, true, true});
   s.AddSubscriber(2, {true, false, true});
   s.AddSubscriber(3, {true, false, false});
   s.AddSubscriber(4, {true, true, false});
-  // copies: p0=4, p1=2, p2=2. Rarest lacking, scan order: p1 to {2,3}.
+  // Every piece is covered. From the cursor (0), the first piece a ready
+  // subscriber lacks is p1: to {2,3} at once.
   auto b = s.NextBatch(std::vector<SubscriberId>{1, 2, 3, 4});
   ASSERT_TRUE(b);
   EXPECT_EQ(b->piece, 1u);
   EXPECT_THAT(b->targets, UnorderedElementsAre(2, 3));
   EXPECT_EQ(s.copies(1), 4u);  // in flight counts
-  // Next: p2 (2 copies) to the ready ones that lack it: 4 only (3 is busy).
+  // Next in scan order: p2, to the ready ones that lack it: 4 only (3 is
+  // busy).
   b = s.NextBatch(std::vector<SubscriberId>{1, 4});
   ASSERT_TRUE(b);
   EXPECT_EQ(b->piece, 2u);
@@ -120,6 +122,21 @@ TEST(PushScheduler, FailedSendAndLeavingSubscriberReleasePieces) {
   EXPECT_EQ(s.copies(0), 0u);
   EXPECT_EQ(s.uncovered_pieces(), 1u);
   EXPECT_FALSE(s.HasSubscriber(1));
+}
+
+TEST(PushScheduler, ScanContinuesFromCursorNotFromRarest) {
+  PushScheduler s(4);
+  s.AddSubscriber(1, {true, true, true, true});
+  s.AddSubscriber(2, {true, true, true, true});
+  s.AddSubscriber(3, {false, true, false, true});  // p0 and p2 have 2 copies
+  s.AddSubscriber(4, {true, false, true, true});   // p1 has 3 copies
+  // Scan order from 0: p0 to 3. Then p1 (not rarest, but next) to 4.
+  auto b = s.NextBatch(std::vector<SubscriberId>{3});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 0u);
+  b = s.NextBatch(std::vector<SubscriberId>{4});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 1u);
 }
 
 TEST(PushScheduler, NothingToDoWhenEveryoneComplete) {
