@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * swarmfan - send one page-cache range to many TCP sockets in one call.
+ *
+ * /dev/swarmfan takes one ioctl, SWARMFAN_IOC_SEND (see
+ * include/uapi/linux/swarmfan.h): a file range, an optional small header
+ * and up to SWARMFAN_MAX_TARGETS connected TCP sockets. Each page of the
+ * range is looked up in the page cache once and handed by reference to
+ * every socket, so the payload is neither copied through user space nor
+ * read from the file once per socket, as one sendfile() per socket would.
+ *
+ * Everything user space passes is checked before use: the struct and its
+ * limits, the file (a regular file open for reading, with a page cache),
+ * every socket (a connected TCP stream socket, not repeated). A socket that
+ * fails only fails its own target; the others go on. Non-blocking sockets
+ * are sent what fits and left, so one slow receiver cannot stall the rest.
+ * A pending signal ends the call with every target's progress reported.
+ *
+ * The module keeps no state between calls: each call owns its references
+ * (the file, the sockets, one page at a time), so concurrent callers need
+ * no locking here. The file operations carry THIS_MODULE, so an open
+ * /dev/swarmfan pins the module and rmmod fails until it is closed.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/in.h>
+#include <linux/magic.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/net.h>
+#include <linux/pagemap.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/socket.h>
+#include <linux/uaccess.h>
+#include <linux/version.h>
+#include <net/sock.h>
+#include <net/tcp_states.h>
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#include <linux/bvec.h>
+#include <linux/uio.h>
+#endif
+
+#include "include/uapi/linux/swarmfan.h"
+
+/* One target socket for the length of one call. */
+struct swarmfan_dest {
+	struct socket *sock;	/* holds a file reference; NULL if rejected */
+	u64 pos;		/* next frame byte to send */
+	u64 sent;		/* frame bytes this call sent */
+	int err;		/* negative errno once the socket failed */
+	int msg_flags;		/* MSG_NOSIGNAL, plus MSG_DONTWAIT if O_NONBLOCK */
+	bool active;		/* still wants bytes in this call */
+};
+
+/* Everything one SWARMFAN_IOC_SEND call holds. */
+struct swarmfan_job {
+	struct file *file;
+	bool shmem;		/* tmpfs: pages come from shmem, not ->read_folio */
+	u64 offset;
+	u64 length;
+	u64 frame;		/* header_len + length */
+	u8 *header;
+	u32 header_len;
+	u32 nr;
+	u32 nr_active;
+	struct swarmfan_target *targets;	/* kernel copy of the user array */
+	struct swarmfan_dest *dests;
+};
+
+/*
+ * Flags for a send that is not the last one of the frame: let TCP coalesce
+ * the header and consecutive pages into full segments.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+#define SWARMFAN_MSG_MORE	MSG_MORE
+
+/* sendpage is gone since 6.5; sendmsg splices the page by reference. */
+static int swarmfan_sendpage(struct socket *sock, struct page *page,
+			     unsigned int off, unsigned int len, int flags)
+{
+	struct msghdr msg = { .msg_flags = flags | MSG_SPLICE_PAGES };
+	struct bio_vec bvec;
+
+	bvec_set_page(&bvec, page, len, off);
+	iov_iter_bvec(&msg.msg_iter, ITER_SOURCE, &bvec, 1, len);
+	return sock_sendmsg(sock, &msg);
+}
+#else
+#define SWARMFAN_MSG_MORE	(MSG_MORE | MSG_SENDPAGE_NOTLAST)
+
+static int swarmfan_sendpage(struct socket *sock, struct page *page,
+			     unsigned int off, unsigned int len, int flags)
+{
+	return kernel_sendpage(sock, page, off, len, flags);
+}
+#endif
+
+static int swarmfan_check_request(const struct swarmfan_send *req)
+{
+	if (req->version != SWARMFAN_ABI_VERSION || req->flags || req->reserved)
+		return -EINVAL;
+	if (!req->nr_targets)
+		return -EINVAL;
+	if (req->nr_targets > SWARMFAN_MAX_TARGETS)
+		return -E2BIG;
+	if (req->header_len > SWARMFAN_MAX_HEADER)
+		return -EMSGSIZE;
+	if (req->length > SWARMFAN_MAX_LENGTH)
+		return -EFBIG;
+	return 0;
+}
+
+/* The file must be readable and have a page cache we know how to fill. */
+static int swarmfan_check_file(struct swarmfan_job *job)
+{
+	struct file *file = job->file;
+	struct inode *inode = file_inode(file);
+	loff_t size;
+
+	if (!(file->f_mode & FMODE_READ))
+		return -EBADF;
+	if (!S_ISREG(inode->i_mode))
+		return -EINVAL;
+	if (IS_DAX(inode))
+		return -EOPNOTSUPP;
+	/*
+	 * tmpfs has no ->read_folio in 6.1 (read_mapping_page() would crash
+	 * on it); its pages come from shmem_read_mapping_page() instead.
+	 * shmem_mapping() is not exported, the superblock magic says the same.
+	 */
+	job->shmem = inode->i_sb->s_magic == TMPFS_MAGIC;
+	if (!job->shmem && !file->f_mapping->a_ops->read_folio)
+		return -EOPNOTSUPP;
+
+	size = i_size_read(inode);
+	if (job->offset > (u64)size || job->length > (u64)size - job->offset)
+		return -ENXIO;
+	return 0;
+}
+
+static int swarmfan_check_socket(struct socket *sock)
+{
+	struct sock *sk = sock->sk;
+
+	if (!sk || sock->type != SOCK_STREAM ||
+	    sk->sk_protocol != IPPROTO_TCP ||
+	    (sk->sk_family != AF_INET && sk->sk_family != AF_INET6))
+		return -EPROTOTYPE;
+	/* CLOSE_WAIT: the peer stopped sending, it may still be reading. */
+	if (!((1 << READ_ONCE(sk->sk_state)) &
+	      (TCPF_ESTABLISHED | TCPF_CLOSE_WAIT)))
+		return -ENOTCONN;
+	return 0;
+}
+
+/* Takes a reference on every acceptable socket; rejects the rest. */
+static void swarmfan_get_sockets(struct swarmfan_job *job)
+{
+	u32 i, j;
+
+	for (i = 0; i < job->nr; i++) {
+		const struct swarmfan_target *t = &job->targets[i];
+		struct swarmfan_dest *d = &job->dests[i];
+		struct socket *sock;
+		int err;
+
+		if (t->reserved || t->start > job->frame) {
+			d->err = -EINVAL;
+			continue;
+		}
+		sock = sockfd_lookup(t->fd, &err);
+		if (!sock) {
+			d->err = err;
+			continue;
+		}
+		err = swarmfan_check_socket(sock);
+		/* The same socket twice would interleave two copies. */
+		for (j = 0; !err && j < i; j++)
+			if (job->dests[j].sock == sock)
+				err = -EINVAL;
+		if (err) {
+			sockfd_put(sock);
+			d->err = err;
+			continue;
+		}
+		d->sock = sock;
+		d->pos = t->start;
+		d->msg_flags = MSG_NOSIGNAL;
+		if (sock->file->f_flags & O_NONBLOCK)
+			d->msg_flags |= MSG_DONTWAIT;
+		d->active = d->pos < job->frame;
+		if (d->active)
+			job->nr_active++;
+	}
+}
+
+static void swarmfan_put_sockets(struct swarmfan_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->nr; i++) {
+		if (job->dests[i].sock) {
+			sockfd_put(job->dests[i].sock);
+			job->dests[i].sock = NULL;
+		}
+	}
+}
+
+/*
+ * A send to @d ended short with @err. Would-block (a non-blocking socket
+ * whose buffer is full, or an expired SO_SNDTIMEO) only stops this socket;
+ * its progress stands. A signal stops the whole call. Anything else is a
+ * failed connection.
+ */
+static int swarmfan_stop(struct swarmfan_job *job, struct swarmfan_dest *d,
+			 int err)
+{
+	d->active = false;
+	job->nr_active--;
+	if (err == -EAGAIN)
+		return 0;
+	if (err == -ERESTARTSYS || err == -EINTR)
+		return -EINTR;
+	d->err = err;
+	return 0;
+}
+
+static int swarmfan_send_header(struct swarmfan_job *job,
+				struct swarmfan_dest *d)
+{
+	int more = job->length ? MSG_MORE : 0;
+
+	while (d->pos < job->header_len) {
+		struct kvec vec = {
+			.iov_base = job->header + d->pos,
+			.iov_len = job->header_len - d->pos,
+		};
+		struct msghdr msg = { .msg_flags = d->msg_flags | more };
+		int n;
+
+		n = kernel_sendmsg(d->sock, &msg, &vec, 1, vec.iov_len);
+		if (n <= 0)
+			return swarmfan_stop(job, d, n ? n : -EAGAIN);
+		d->pos += n;
+		d->sent += n;
+	}
+	return 0;
+}
+
+/* Sends frame bytes [fpos, fpos + len), held by @page from @poff on. */
+static int swarmfan_send_page(struct swarmfan_job *job,
+			      struct swarmfan_dest *d, struct page *page,
+			      u64 fpos, unsigned int poff, unsigned int len)
+{
+	int more = fpos + len < job->frame ? SWARMFAN_MSG_MORE : 0;
+	u64 end = fpos + len;
+
+	while (d->pos < end) {
+		unsigned int skip = d->pos - fpos;
+		int n;
+
+		n = swarmfan_sendpage(d->sock, page, poff + skip, len - skip,
+				      d->msg_flags | more);
+		if (n <= 0)
+			return swarmfan_stop(job, d, n ? n : -EAGAIN);
+		d->pos += n;
+		d->sent += n;
+	}
+	return 0;
+}
+
+/*
+ * The page of the file at @index, uptodate, with a reference held. A cache
+ * miss starts readahead for the rest of the range, so a cold file is read
+ * in large requests rather than a page at a time.
+ */
+static struct page *swarmfan_get_page(struct swarmfan_job *job, pgoff_t index,
+				      pgoff_t last)
+{
+	struct file *file = job->file;
+	struct address_space *mapping = file->f_mapping;
+	struct page *page;
+
+	if (job->shmem)
+		return shmem_read_mapping_page(mapping, index);
+
+	page = find_get_page(mapping, index);
+	if (!page) {
+		page_cache_sync_readahead(mapping, &file->f_ra, file, index,
+					  last - index + 1);
+		page = find_get_page(mapping, index);
+	}
+	if (page && PageUptodate(page))
+		return page;
+	if (page)
+		put_page(page);
+	/* Waits for the readahead I/O, or reads the page itself. */
+	return read_mapping_page(mapping, index, file);
+}
+
+/* Sends the frame to every active target, one page of the file at a time. */
+static int swarmfan_run(struct swarmfan_job *job)
+{
+	struct inode *inode = file_inode(job->file);
+	u64 hlen = job->header_len;
+	u64 fpos = job->frame;
+	pgoff_t last;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < job->nr; i++) {
+		struct swarmfan_dest *d = &job->dests[i];
+
+		if (!d->active)
+			continue;
+		if (d->pos < hlen) {
+			if (signal_pending(current))
+				return -EINTR;
+			ret = swarmfan_send_header(job, d);
+			if (ret)
+				return ret;
+		}
+		if (d->active)
+			fpos = min(fpos, d->pos);
+	}
+	if (!job->length)
+		return 0;
+	last = (job->offset + job->length - 1) >> PAGE_SHIFT;
+
+	while (fpos < job->frame && job->nr_active) {
+		u64 file_pos = job->offset + (fpos - hlen);
+		unsigned int poff = offset_in_page(file_pos);
+		unsigned int len = min_t(u64, PAGE_SIZE - poff,
+					 job->frame - fpos);
+		struct page *page;
+
+		if (signal_pending(current))
+			return -EINTR;
+		page = swarmfan_get_page(job, file_pos >> PAGE_SHIFT, last);
+		/* A truncate racing with us shows up as either of these. */
+		if (file_pos + len > (u64)i_size_read(inode)) {
+			if (!IS_ERR(page))
+				put_page(page);
+			return -ENODATA;
+		}
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+
+		ret = 0;
+		for (i = 0; i < job->nr && !ret; i++) {
+			struct swarmfan_dest *d = &job->dests[i];
+
+			if (d->active && d->pos < fpos + len)
+				ret = swarmfan_send_page(job, d, page, fpos,
+							 poff, len);
+		}
+		put_page(page);
+		if (ret)
+			return ret;
+		fpos += len;
+		cond_resched();
+	}
+	return 0;
+}
+
+/* Copies each target's result into the user array's copy; counts finishers. */
+static long swarmfan_results(struct swarmfan_job *job)
+{
+	long complete = 0;
+	u32 i;
+
+	for (i = 0; i < job->nr; i++) {
+		struct swarmfan_dest *d = &job->dests[i];
+
+		if (d->err) {
+			job->targets[i].result = d->err;
+			continue;
+		}
+		job->targets[i].result = d->sent;
+		if (job->targets[i].start + d->sent == job->frame)
+			complete++;
+	}
+	return complete;
+}
+
+static long swarmfan_send(struct swarmfan_send __user *uarg)
+{
+	struct swarmfan_job job = {};
+	struct swarmfan_send req;
+	void __user *utargets;
+	size_t targets_size;
+	long ret;
+	u32 i;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	ret = swarmfan_check_request(&req);
+	if (ret)
+		return ret;
+	job.offset = req.offset;
+	job.length = req.length;
+	job.header_len = req.header_len;
+	job.frame = (u64)req.header_len + req.length;
+	job.nr = req.nr_targets;
+
+	job.file = fget(req.file_fd);
+	if (!job.file)
+		return -EBADF;
+	ret = swarmfan_check_file(&job);
+	if (ret)
+		goto err_put_file;
+
+	if (job.header_len) {
+		job.header = memdup_user(u64_to_user_ptr(req.header),
+					 job.header_len);
+		if (IS_ERR(job.header)) {
+			ret = PTR_ERR(job.header);
+			job.header = NULL;
+			goto err_put_file;
+		}
+	}
+
+	targets_size = array_size(job.nr, sizeof(*job.targets));
+	utargets = u64_to_user_ptr(req.targets);
+	job.targets = kvmalloc(targets_size, GFP_KERNEL_ACCOUNT);
+	if (!job.targets) {
+		ret = -ENOMEM;
+		goto err_free_header;
+	}
+	if (copy_from_user(job.targets, utargets, targets_size)) {
+		ret = -EFAULT;
+		goto err_free_targets;
+	}
+	/*
+	 * Make sure the results can be written back before sending a byte:
+	 * a caller must never be left not knowing what went out.
+	 */
+	for (i = 0; i < job.nr; i++)
+		job.targets[i].result = 0;
+	if (copy_to_user(utargets, job.targets, targets_size)) {
+		ret = -EFAULT;
+		goto err_free_targets;
+	}
+
+	job.dests = kvcalloc(job.nr, sizeof(*job.dests), GFP_KERNEL_ACCOUNT);
+	if (!job.dests) {
+		ret = -ENOMEM;
+		goto err_free_targets;
+	}
+
+	swarmfan_get_sockets(&job);
+	ret = swarmfan_run(&job);
+	swarmfan_put_sockets(&job);
+
+	if (ret >= 0)
+		ret = swarmfan_results(&job);
+	else
+		swarmfan_results(&job);
+	if (copy_to_user(utargets, job.targets, targets_size))
+		ret = -EFAULT;
+	if (job.length)
+		file_accessed(job.file);
+
+	kvfree(job.dests);
+err_free_targets:
+	kvfree(job.targets);
+err_free_header:
+	kfree(job.header);
+err_put_file:
+	fput(job.file);
+	return ret;
+}
+
+static long swarmfan_ioctl(struct file *filp, unsigned int cmd,
+			   unsigned long arg)
+{
+	if (cmd != SWARMFAN_IOC_SEND)
+		return -ENOTTY;
+	return swarmfan_send((struct swarmfan_send __user *)arg);
+}
+
+const struct file_operations swarmfan_fops = {
+	.owner = THIS_MODULE,
+	.open = nonseekable_open,
+	.unlocked_ioctl = swarmfan_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+/*
+ * World-usable on purpose: a call can only send a file the caller has open
+ * for reading to sockets the caller holds, which sendfile() already allows.
+ */
+static struct miscdevice swarmfan_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "swarmfan",
+	.fops = &swarmfan_fops,
+	.mode = 0666,
+};
+
+static int __init swarmfan_init(void)
+{
+	int ret;
+
+	ret = misc_register(&swarmfan_misc);
+	if (ret)
+		pr_err("misc_register failed: %d\n", ret);
+	return ret;
+}
+
+static void __exit swarmfan_exit(void)
+{
+	misc_deregister(&swarmfan_misc);
+}
+
+module_init(swarmfan_init);
+module_exit(swarmfan_exit);
+
+MODULE_DESCRIPTION("Send one page-cache range to many TCP sockets in one call");
+MODULE_AUTHOR("swarmcast");
+MODULE_LICENSE("GPL");
