@@ -10,6 +10,7 @@ namespace swarmcast::push {
 std::unique_ptr<FanoutBackend> MakeCopyBackend();
 std::unique_ptr<FanoutBackend> MakeSendfileBackend();
 std::unique_ptr<FanoutBackend> MakeSpliceBackend(std::error_code& ec);
+std::unique_ptr<FanoutBackend> MakeKmodBackend(std::error_code& ec);
 
 bool ParseFanoutKind(std::string_view text, FanoutKind* kind) {
   for (FanoutKind k : {FanoutKind::kAuto, FanoutKind::kKmod, FanoutKind::kSplice,
@@ -48,15 +49,13 @@ std::unique_ptr<FanoutBackend> MakeFanoutBackend(FanoutKind kind, std::error_cod
     case FanoutKind::kSplice:
       return MakeSpliceBackend(ec);
     case FanoutKind::kKmod:
-    case FanoutKind::kAuto: {
-      // The kernel module's backend arrives with issue 6; until then there
-      // is no /dev/swarmfan user here, and auto takes the user-space path.
-      if (kind == FanoutKind::kKmod) {
-        ec = std::make_error_code(std::errc::no_such_device);
-        return nullptr;
-      }
+      return MakeKmodBackend(ec);
+    case FanoutKind::kAuto:
+      // The kernel module when it is loaded, else the zero-copy user-space
+      // path; the backend's name() tells the caller which it got.
+      if (auto kmod = MakeKmodBackend(ec)) return kmod;
+      ec.clear();
       return MakeSpliceBackend(ec);
-    }
   }
   ec = std::make_error_code(std::errc::invalid_argument);
   return nullptr;

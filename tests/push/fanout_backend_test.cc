@@ -255,5 +255,18 @@ TEST(FanoutKindTest, ParsesEveryNameAndRejectsOthers) {
   EXPECT_FALSE(ParseFanoutKind("", &k));
 }
 
+// On a machine without the module (CI hosts cannot load modules; the VM
+// test in tests/kmod covers the device), kmod fails clearly and auto falls
+// back to the zero-copy user-space path.
+TEST(FanoutFactoryTest, KmodNeedsTheDeviceAndAutoFallsBack) {
+  if (::access("/dev/swarmfan", F_OK) == 0) GTEST_SKIP() << "/dev/swarmfan exists here";
+  std::error_code ec;
+  EXPECT_EQ(MakeFanoutBackend(FanoutKind::kKmod, ec), nullptr);
+  EXPECT_EQ(ec, std::errc::no_such_file_or_directory);
+  auto fallback = MakeFanoutBackend(FanoutKind::kAuto, ec);
+  ASSERT_TRUE(fallback);
+  EXPECT_EQ(fallback->name(), "splice");
+}
+
 }  // namespace
 }  // namespace swarmcast::push
