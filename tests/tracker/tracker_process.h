@@ -1,0 +1,63 @@
+// Test harness: a real swarmcast-tracker process on 127.0.0.1 with a
+// database in a fresh temporary directory, and minimal blocking HTTP and
+// UDP clients that talk to it over real sockets.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace swarmcast::tracker::testing {
+
+class TrackerProcess {
+ public:
+  // Creates the temp directory; the database lives there across restarts.
+  TrackerProcess();
+  ~TrackerProcess();  // kills the process and removes the directory
+
+  // Starts the binary with --listen 127.0.0.1:0 --db DIR/tracker.db --json
+  // plus `args`; returns false (with `error()`) if it did not come up.
+  bool Start(const std::vector<std::string>& args = {}, const std::string& listen = "127.0.0.1:0");
+  void Stop();   // SIGTERM, wait
+  void Crash();  // SIGKILL, wait: no clean shutdown
+  bool running() const { return pid_ > 0; }
+
+  std::uint16_t port() const { return port_; }
+  const std::string& host() const { return host_; }
+  const std::string& dir() const { return dir_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string dir_, host_, error_;
+  std::uint16_t port_ = 0;
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+};
+
+struct HttpResult {
+  int status = 0;  // 0: no response at all
+  std::string content_type;
+  std::string body;
+};
+
+// Sends `raw` bytes on a new connection and reads one response (until the
+// server closes or Content-Length bytes arrived). Gives up after `timeout`.
+// With read_to_close, reads everything until the server closes (the body
+// then holds any further responses too).
+HttpResult RawHttp(const std::string& host, std::uint16_t port, const std::string& raw,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(3000),
+                   bool read_to_close = false);
+HttpResult HttpGet(const std::string& host, std::uint16_t port, const std::string& target);
+HttpResult HttpPut(const std::string& host, std::uint16_t port, const std::string& target,
+                   const std::string& body, const std::string& extra_headers = "");
+
+// One datagram out, one back (empty on timeout).
+std::string UdpExchange(const std::string& host, std::uint16_t port, const std::string& datagram,
+                        std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+
+std::string UrlEncode(const std::string& bytes);
+
+}  // namespace swarmcast::tracker::testing

@@ -1,0 +1,141 @@
+#include "tracker/config.h"
+
+#include <boost/program_options.hpp>
+#include <sstream>
+
+namespace swarmcast::tracker {
+namespace po = boost::program_options;
+
+Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* argv) {
+  CommandLine cl;
+  TrackerConfig& c = cl.config;
+  double expire_factor = 3.0;
+  std::int64_t max_torrent = static_cast<std::int64_t>(c.metainfo.max_bytes);
+  int request_timeout_ms = 10000, idle_timeout_ms = 30000, batch_ms = 1000;
+  std::int64_t db_refresh = -1;
+  po::options_description desc(
+      "swarmcast-tracker: BitTorrent tracker (HTTP and UDP announce/scrape) and swarm\n"
+      "registry with its state in SQLite.\n\n"
+      "Usage: swarmcast-tracker [--listen ADDR:PORT]... [--db PATH] [options]\n\nOptions");
+  // clang-format off
+  desc.add_options()
+    ("help,h", "print this help and exit")
+    ("listen", po::value(&c.listen)->composing(),
+     "address to serve on, IPv4 `1.2.3.4:6969` or IPv6 `[::1]:6969`; HTTP (TCP) and UDP "
+     "share the port number; port 0 picks a free one. Repeat for several. "
+     "Default 0.0.0.0:6969")
+    ("db", po::value(&c.db)->default_value(c.db), "SQLite database file (created if missing)")
+    ("threads", po::value(&c.threads)->default_value(c.threads), "network threads")
+    ("no-udp", "serve HTTP only")
+    ("interval", po::value(&c.state.interval)->default_value(c.state.interval),
+     "seconds between announces, as told to clients")
+    ("min-interval", po::value(&c.min_interval)->default_value(c.min_interval),
+     "`min interval` told to clients, seconds")
+    ("expire-factor", po::value(&expire_factor)->default_value(expire_factor),
+     "a peer silent for this many intervals is dropped")
+    ("numwant", po::value(&c.state.numwant_default)->default_value(c.state.numwant_default),
+     "peers returned when the client does not say")
+    ("max-numwant", po::value(&c.state.numwant_max)->default_value(c.state.numwant_max),
+     "most peers returned per announce")
+    ("subnet-v4", po::value(&c.state.subnet.v4)->default_value(c.state.subnet.v4),
+     "prefix length (bits) of the IPv4 subnet whose peers are preferred")
+    ("subnet-v6", po::value(&c.state.subnet.v6)->default_value(c.state.subnet.v6),
+     "prefix length (bits) of the IPv6 subnet whose peers are preferred")
+    ("max-swarms", po::value(&c.state.max_swarms)->default_value(c.state.max_swarms),
+     "cap on swarms in memory")
+    ("max-peers-per-swarm",
+     po::value(&c.state.max_peers_per_swarm)->default_value(c.state.max_peers_per_swarm),
+     "cap on peers in one swarm")
+    ("max-peers", po::value(&c.state.max_peers)->default_value(c.state.max_peers),
+     "cap on peers in all swarms together")
+    ("require-registered", "refuse announces for info-hashes not published in the registry")
+    ("trust-ip-param", "use the client's `ip` parameter as its address (only behind a "
+     "trusted proxy or on a closed network)")
+    ("announce-token", po::value(&c.announce_tokens)->composing(),
+     "private mode: announces and scrapes must carry this token, as /announce/TOKEN or "
+     "token=TOKEN; repeat for several. UDP is then refused (BEP 15 has no token)")
+    ("admin-token", po::value(&c.admin_token),
+     "registry writes (PUT) need `Authorization: Bearer TOKEN`")
+    ("max-torrent-bytes", po::value(&max_torrent)->default_value(max_torrent),
+     "largest .torrent accepted by the registry")
+    ("max-header-bytes", po::value(&c.http.max_header_bytes)->default_value(c.http.max_header_bytes),
+     "largest HTTP request line plus headers")
+    ("max-target-bytes", po::value(&c.http.max_target_bytes)->default_value(c.http.max_target_bytes),
+     "longest HTTP request target (URL)")
+    ("max-query-params", po::value(&c.query.max_params)->default_value(c.query.max_params),
+     "most query parameters in an announce")
+    ("max-scrape-hashes",
+     po::value(&c.query.max_scrape_hashes)->default_value(c.query.max_scrape_hashes),
+     "most info-hashes in one HTTP scrape")
+    ("max-connections", po::value(&c.http.max_connections)->default_value(c.http.max_connections),
+     "open HTTP connections; more are closed at once")
+    ("request-timeout-ms", po::value(&request_timeout_ms)->default_value(request_timeout_ms),
+     "time allowed to send one request (slow clients are cut off)")
+    ("idle-timeout-ms", po::value(&idle_timeout_ms)->default_value(idle_timeout_ms),
+     "keep-alive connections idle this long are closed")
+    ("batch-ms", po::value(&batch_ms)->default_value(batch_ms),
+     "database batch interval: a crash loses at most this much of announce state")
+    ("db-refresh", po::value(&db_refresh)->default_value(-1),
+     "seconds: a re-announce that changes only the time and byte counters is written to "
+     "the database at most this often per peer (joins, leaves, events and progress always "
+     "are); 0 writes every announce; default half the interval")
+    ("json", "print start-up and shutdown events as JSON lines");
+  // clang-format on
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Unexpected(std::string(e.what()) + " (see --help)");
+  }
+  if (vm.count("help")) {
+    std::ostringstream s;
+    s << desc << "\nRegistry API and protocol details: tracker/README.md\n";
+    cl.exit_now = true;
+    cl.text = s.str();
+    return cl;
+  }
+  if (c.listen.empty()) c.listen.push_back("0.0.0.0:6969");
+  c.udp = !vm.count("no-udp");
+  c.json = vm.count("json") > 0;
+  c.trust_ip_param = vm.count("trust-ip-param") > 0;
+  c.state.require_registered = vm.count("require-registered") > 0;
+  if (c.threads < 1 || c.threads > 64) return Unexpected(std::string("--threads must be 1..64"));
+  if (c.state.interval < 1 || c.state.interval > 86400) {
+    return Unexpected(std::string("--interval must be 1..86400"));
+  }
+  if (expire_factor < 1.0 || expire_factor > 100.0) {
+    return Unexpected(std::string("--expire-factor must be 1..100"));
+  }
+  if (c.state.numwant_default < 0 || c.state.numwant_max < 0 || c.state.numwant_max > 5000) {
+    return Unexpected(std::string("--numwant/--max-numwant must be 0..5000"));
+  }
+  if (max_torrent < 1024 || max_torrent > (std::int64_t{1} << 30)) {
+    return Unexpected(std::string("--max-torrent-bytes must be 1 KiB..1 GiB"));
+  }
+  if (request_timeout_ms < 10 || idle_timeout_ms < 10 || batch_ms < 1 || batch_ms > 60000) {
+    return Unexpected(std::string("timeouts must be >= 10 ms and --batch-ms 1..60000"));
+  }
+  for (const std::string& t : c.announce_tokens) {
+    if (t.empty() || t.find_first_of("/?&%# ") != std::string::npos) {
+      return Unexpected(std::string("--announce-token must be non-empty without / ? & % # space"));
+    }
+  }
+  c.state.expire_after =
+      static_cast<std::int64_t>(static_cast<double>(c.state.interval) * expire_factor + 0.5);
+  c.state.stale_after = c.state.interval + c.state.interval / 2;
+  c.state.db_refresh = db_refresh < 0 ? c.state.interval / 2 : db_refresh;
+  if (c.state.db_refresh >= c.state.expire_after) {
+    return Unexpected(
+        std::string("--db-refresh must be below the expiry time (interval x factor)"));
+  }
+  c.min_interval = std::min(c.min_interval, c.state.interval);
+  c.metainfo.max_bytes = static_cast<std::size_t>(max_torrent);
+  c.http.request_timeout = std::chrono::milliseconds(request_timeout_ms);
+  c.http.idle_timeout = std::chrono::milliseconds(idle_timeout_ms);
+  c.batch_interval = std::chrono::milliseconds(batch_ms);
+  c.http.threads = c.threads;
+  return cl;
+}
+
+}  // namespace swarmcast::tracker

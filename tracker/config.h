@@ -1,0 +1,42 @@
+// swarmcast-tracker's command line (Boost.Program_options). Every option
+// has a working default; `--help` explains each.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "proto/result.h"
+#include "tracker/http_server.h"
+#include "tracker/metainfo_check.h"
+#include "tracker/query_parse.h"
+#include "tracker/swarm_state.h"
+
+namespace swarmcast::tracker {
+
+struct TrackerConfig {
+  std::vector<std::string> listen;  // ADDR:PORT or [V6]:PORT, TCP and UDP each
+  std::string db = "swarmcast-tracker.db";
+  int threads = 1;
+  bool udp = true;
+  StateOptions state;
+  std::int64_t min_interval = 30;
+  HttpLimits http;
+  QueryLimits query;
+  MetainfoLimits metainfo;
+  bool trust_ip_param = false;
+  std::vector<std::string> announce_tokens;
+  std::string admin_token;
+  std::chrono::milliseconds batch_interval{1000};
+  bool json = false;
+};
+
+struct CommandLine {
+  TrackerConfig config;
+  bool exit_now = false;  // --help or --version was printed
+  std::string text;       // what to print for --help / --version
+};
+
+Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* argv);
+
+}  // namespace swarmcast::tracker

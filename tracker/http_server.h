@@ -1,0 +1,69 @@
+// The HTTP/1.1 front end (Boost.Beast): accepts connections, reads one
+// request at a time with bounded sizes and timeouts, hands it to an
+// HttpDispatcher, writes the reply, keeps the connection alive when the
+// client asks for it.
+//
+// Threads: with several threads running the io_context (HttpLimits::threads)
+// each connection runs on its own strand; with one thread, directly on it. The dispatcher may
+// answer from another thread; the session moves the reply back onto its strand.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "tracker/http_reply.h"
+#include "tracker/metrics.h"
+
+namespace swarmcast::tracker {
+
+struct HttpLimits {
+  std::size_t max_header_bytes = 8192;               // request line + headers
+  std::size_t max_target_bytes = 4096;               // the request line's target
+  std::chrono::milliseconds request_timeout{10000};  // to read one request
+  std::chrono::milliseconds idle_timeout{30000};     // keep-alive wait between requests
+  std::size_t max_connections = 10000;
+  int threads = 1;  // threads running the io_context: above 1, a strand per connection
+};
+
+struct HttpRequest {
+  std::string_view method;
+  std::string_view target;
+  std::string_view authorization;
+  std::string body;
+  boost::asio::ip::address remote;
+};
+
+class HttpDispatcher {
+ public:
+  virtual ~HttpDispatcher() = default;
+  // Largest body accepted for this request (0: none).
+  virtual std::size_t BodyLimit(std::string_view method, std::string_view target) const = 0;
+  // The largest BodyLimit over all routes.
+  virtual std::size_t MaxBodyLimit() const = 0;
+  // Must call `respond` exactly once, from any thread.
+  virtual void Dispatch(HttpRequest request, std::function<void(HttpReply)> respond) = 0;
+};
+
+class HttpServer {
+ public:
+  HttpServer(boost::asio::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher,
+             Metrics& metrics);
+  ~HttpServer();
+
+  // Binds and listens; returns the bound endpoint (port 0 picks one).
+  boost::system::error_code Listen(const boost::asio::ip::tcp::endpoint& at);
+  boost::asio::ip::tcp::endpoint local_endpoint() const;
+  void Start();
+  void Stop();
+
+ private:
+  class Acceptor;
+  std::shared_ptr<Acceptor> acceptor_;
+};
+
+}  // namespace swarmcast::tracker

@@ -1,0 +1,28 @@
+// One peer of one swarm as the tracker remembers it.
+#pragma once
+
+#include <cstdint>
+
+#include "tracker/types.h"
+
+namespace swarmcast::tracker {
+
+struct Peer {
+  PeerId id{};
+  PeerAddress addr;
+  std::int64_t uploaded = 0;
+  std::int64_t downloaded = 0;
+  std::int64_t left = 0;
+  AnnounceEvent last_event = AnnounceEvent::kNone;
+  std::int64_t first_seen = 0;     // unix seconds
+  std::int64_t last_announce = 0;  // unix seconds
+  // A peer that finished and then sent `stopped`: kept for the completion
+  // view until it expires, never handed out to others.
+  bool stopped = false;
+  // Counted once in the swarm's `completed` total.
+  bool counted_complete = false;
+  // When this peer was last handed to the StateSink (unix seconds).
+  std::int64_t persisted_at = 0;
+};
+
+}  // namespace swarmcast::tracker

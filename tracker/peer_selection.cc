@@ -1,0 +1,60 @@
+#include "tracker/peer_selection.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace swarmcast::tracker {
+
+bool SameSubnet(const PeerAddress& a, const PeerAddress& b, const SubnetPrefix& prefix) {
+  if (a.v6 != b.v6) return false;
+  int bits = std::clamp(a.v6 ? prefix.v6 : prefix.v4, 0, a.v6 ? 128 : 32);
+  int full = bits / 8;
+  if (!std::equal(a.ip.begin(), a.ip.begin() + full, b.ip.begin())) return false;
+  int rest = bits % 8;
+  if (rest == 0) return true;
+  std::uint8_t mask = static_cast<std::uint8_t>(0xff << (8 - rest));
+  return (a.ip[full] & mask) == (b.ip[full] & mask);
+}
+
+std::uint64_t PeerRng::Next() {
+  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::vector<std::size_t> ChoosePeers(const std::vector<Peer>& peers, std::size_t self,
+                                     const PeerAddress& asker, std::size_t want,
+                                     const SubnetPrefix& prefix, PeerRng& rng,
+                                     std::size_t max_scan) {
+  std::vector<std::size_t> local, remote;
+  const std::size_t n = peers.size();
+  if (n == 0 || want == 0) return local;
+  // A random start and a random step coprime with n walk every index once
+  // in a shuffled-looking order without allocating a permutation.
+  std::size_t start = rng.Below(n);
+  std::size_t step = 1;
+  if (n > 2) {
+    do {
+      step = 1 + rng.Below(n - 1);
+    } while (std::gcd(step, n) != 1);
+  }
+  local.reserve(std::min(want, n));
+  for (std::size_t i = 0, j = start; i < n && local.size() < want; ++i, j = (j + step) % n) {
+    if (i >= max_scan && local.size() + remote.size() >= want) break;
+    const Peer& p = peers[j];
+    if (j == self || p.stopped || p.addr == asker) continue;
+    if (SameSubnet(p.addr, asker, prefix)) {
+      local.push_back(j);
+    } else if (remote.size() < want) {
+      remote.push_back(j);
+    }
+  }
+  for (std::size_t r : remote) {
+    if (local.size() >= want) break;
+    local.push_back(r);
+  }
+  return local;
+}
+
+}  // namespace swarmcast::tracker

@@ -1,0 +1,248 @@
+#include "tracker/query_parse.h"
+
+#include <charconv>
+#include <limits>
+
+namespace swarmcast::tracker {
+namespace {
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Calls fn(name, raw_value) for each '&'-separated pair; stops and returns
+// false when fn does, or when there are more than max_params pairs.
+template <class Fn>
+bool ForEachParam(std::string_view query, std::size_t max_params, Fn&& fn) {
+  std::size_t count = 0;
+  while (!query.empty()) {
+    std::size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    if (++count > max_params) return false;
+    std::size_t eq = pair.find('=');
+    std::string_view name = pair.substr(0, eq);
+    std::string_view value =
+        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+    if (!fn(name, value)) return false;
+  }
+  return true;
+}
+
+bool ParseNonNegative(std::string_view s, std::int64_t& out) {
+  if (s.empty() || s.size() > 19) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && p == s.data() + s.size() && out >= 0;
+}
+
+bool DecodeHash(std::string_view raw, std::size_t max_len, std::array<std::uint8_t, 20>& out) {
+  std::string bytes;
+  if (!PercentDecode(raw, max_len, bytes)) return false;
+  if (bytes.size() == 20) {
+    std::copy(bytes.begin(), bytes.end(), out.begin());
+    return true;
+  }
+  return bytes.size() == 40 && FromHex(bytes, out);
+}
+
+}  // namespace
+
+SplitTargetResult SplitTarget(std::string_view target) {
+  std::size_t q = target.find('?');
+  if (q == std::string_view::npos) return {target, {}};
+  return {target.substr(0, q), target.substr(q + 1)};
+}
+
+bool PercentDecode(std::string_view in, std::size_t max_length, std::string& out) {
+  out.clear();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (out.size() >= max_length) return false;
+    char c = in[i];
+    if (c == '%') {
+      if (i + 2 >= in.size()) return false;
+      int hi = HexDigit(in[i + 1]), lo = HexDigit(in[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      out.push_back(static_cast<char>(hi << 4 | lo));
+      i += 2;
+    } else {
+      out.push_back(c);
+    }
+  }
+  return true;
+}
+
+Result<AnnounceRequest, std::string> ParseAnnounceQuery(std::string_view query,
+                                                        const QueryLimits& limits) {
+  AnnounceRequest req;
+  std::string error;
+  bool have_hash = false, have_peer = false, have_port = false;
+  unsigned seen = 0;  // bit per known parameter, to refuse duplicates
+  auto once = [&](unsigned bit, std::string_view name) {
+    if (seen & bit) {
+      error = "duplicate parameter: " + std::string(name);
+      return false;
+    }
+    seen |= bit;
+    return true;
+  };
+  std::string value;
+  bool ok =
+      ForEachParam(query, limits.max_params, [&](std::string_view name, std::string_view raw) {
+        if (name == "info_hash") {
+          if (!once(1, name)) return false;
+          if (!DecodeHash(raw, limits.max_value_length, req.info_hash)) {
+            error = "invalid info_hash: must be 20 bytes";
+            return false;
+          }
+          have_hash = true;
+          return true;
+        }
+        if (name == "peer_id") {
+          if (!once(2, name)) return false;
+          if (!PercentDecode(raw, limits.max_value_length, value) || value.size() != 20) {
+            error = "invalid peer_id: must be 20 bytes";
+            return false;
+          }
+          std::copy(value.begin(), value.end(), req.peer_id.begin());
+          have_peer = true;
+          return true;
+        }
+        if (name == "port") {
+          if (!once(4, name)) return false;
+          std::int64_t port;
+          if (!ParseNonNegative(raw, port) || port < 1 || port > 65535) {
+            error = "invalid port";
+            return false;
+          }
+          req.port = static_cast<std::uint16_t>(port);
+          have_port = true;
+          return true;
+        }
+        struct Counter {
+          const char* name;
+          unsigned bit;
+          std::int64_t* field;
+        };
+        for (const Counter& c :
+             {Counter{"uploaded", 8, &req.uploaded}, Counter{"downloaded", 16, &req.downloaded},
+              Counter{"left", 32, &req.left}}) {
+          if (name != c.name) continue;
+          if (!once(c.bit, name)) return false;
+          if (!ParseNonNegative(raw, *c.field)) {
+            error = "invalid " + std::string(name);
+            return false;
+          }
+          return true;
+        }
+        if (name == "event") {
+          if (!once(64, name)) return false;
+          if (raw.empty() || raw == "empty" || raw == "paused") {
+            req.event = AnnounceEvent::kNone;
+          } else if (raw == "started") {
+            req.event = AnnounceEvent::kStarted;
+          } else if (raw == "completed") {
+            req.event = AnnounceEvent::kCompleted;
+          } else if (raw == "stopped") {
+            req.event = AnnounceEvent::kStopped;
+          } else {
+            error = "invalid event";
+            return false;
+          }
+          return true;
+        }
+        if (name == "numwant") {
+          if (!once(128, name)) return false;
+          std::int64_t n;
+          if (raw.size() > 1 && raw[0] == '-') {
+            req.numwant = -1;  // some clients send -1 for "default"
+            return true;
+          }
+          if (!ParseNonNegative(raw, n)) {
+            error = "invalid numwant";
+            return false;
+          }
+          req.numwant =
+              static_cast<int>(std::min<std::int64_t>(n, std::numeric_limits<int>::max()));
+          return true;
+        }
+        if (name == "compact") {
+          if (!once(256, name)) return false;
+          if (raw != "0" && raw != "1") {
+            error = "invalid compact";
+            return false;
+          }
+          req.compact = raw == "1";
+          return true;
+        }
+        if (name == "no_peer_id") {
+          req.no_peer_id = raw != "0";
+          return true;
+        }
+        if (name == "ip") {
+          if (!once(512, name)) return false;
+          if (!PercentDecode(raw, 64, req.ip)) {
+            error = "invalid ip";
+            return false;
+          }
+          return true;
+        }
+        if (name == "token") {
+          if (!once(1024, name)) return false;
+          if (!PercentDecode(raw, limits.max_value_length, req.token)) {
+            error = "invalid token";
+            return false;
+          }
+          return true;
+        }
+        // Other parameters (key, corrupt, supportcrypto, trackerid, ...) carry
+        // nothing this tracker uses; their count is still bounded above.
+        if (raw.size() > 3 * limits.max_value_length) {
+          error = "parameter too long";
+          return false;
+        }
+        return true;
+      });
+  if (!ok) {
+    if (error.empty()) error = "too many parameters";
+    return Unexpected(error);
+  }
+  if (!have_hash) return Unexpected(std::string("missing info_hash"));
+  if (!have_peer) return Unexpected(std::string("missing peer_id"));
+  if (!have_port) return Unexpected(std::string("missing port"));
+  return req;
+}
+
+Result<ScrapeRequest, std::string> ParseScrapeQuery(std::string_view query,
+                                                    const QueryLimits& limits) {
+  ScrapeRequest req;
+  std::string error;
+  bool ok = ForEachParam(query, limits.max_scrape_hashes + limits.max_params,
+                         [&](std::string_view name, std::string_view raw) {
+                           if (name == "info_hash") {
+                             if (req.info_hashes.size() >= limits.max_scrape_hashes) {
+                               error = "too many info_hash values";
+                               return false;
+                             }
+                             InfoHash h;
+                             if (!DecodeHash(raw, limits.max_value_length, h)) {
+                               error = "invalid info_hash: must be 20 bytes";
+                               return false;
+                             }
+                             req.info_hashes.push_back(h);
+                           } else if (name == "token") {
+                             if (!PercentDecode(raw, limits.max_value_length, req.token)) {
+                               error = "invalid token";
+                               return false;
+                             }
+                           }
+                           return true;
+                         });
+  if (!ok) return Unexpected(error.empty() ? std::string("too many parameters") : error);
+  return req;
+}
+
+}  // namespace swarmcast::tracker

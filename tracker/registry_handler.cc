@@ -1,0 +1,247 @@
+#include "tracker/registry_handler.h"
+
+#include <algorithm>
+#include <boost/asio/ip/address.hpp>
+#include <charconv>
+
+#include "tracker/json_writer.h"
+#include "tracker/query_parse.h"
+
+namespace swarmcast::tracker {
+
+HttpReply JsonError(unsigned status, std::string_view reason) {
+  JsonWriter w;
+  w.BeginObject().Key("error").String(reason).EndObject();
+  return {status, "application/json", w.Take()};
+}
+
+namespace {
+
+HttpReply JsonReply(unsigned status, JsonWriter& w) {
+  return {status, "application/json", w.Take()};
+}
+
+void SummaryJson(JsonWriter& w, const SwarmSummary& s) {
+  w.BeginObject();
+  w.Key("name");
+  s.entry ? w.String(s.entry->name) : w.Null();
+  w.Key("info_hash").String(ToHex(s.info_hash));
+  w.Key("size");
+  s.entry ? w.Int(s.entry->size) : w.Null();
+  w.Key("seeders").Int(s.seeders);
+  w.Key("leechers").Int(s.leechers);
+  w.Key("completed").Int(s.completed);
+  w.Key("push").StringOrNull(s.entry ? std::string_view(s.entry->push) : std::string_view());
+  w.Key("created").Int(s.created);
+  w.EndObject();
+}
+
+// "IP:PORT" or "[IPv6]:PORT" with a port in 1..65535; returns the
+// normalised form, or empty when invalid.
+std::string NormalisePush(std::string_view s) {
+  std::string_view host, port;
+  if (!s.empty() && s[0] == '[') {
+    auto close = s.find(']');
+    if (close == std::string_view::npos || close + 1 >= s.size() || s[close + 1] != ':') return {};
+    host = s.substr(1, close - 1);
+    port = s.substr(close + 2);
+  } else {
+    auto colon = s.rfind(':');
+    if (colon == std::string_view::npos) return {};
+    host = s.substr(0, colon);
+    port = s.substr(colon + 1);
+  }
+  unsigned p = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (ec != std::errc() || end != port.data() + port.size() || p < 1 || p > 65535) return {};
+  boost::system::error_code aec;
+  auto ip = boost::asio::ip::make_address(std::string(host), aec);
+  if (aec) return {};
+  return ip.is_v6() ? "[" + ip.to_string() + "]:" + std::to_string(p)
+                    : ip.to_string() + ":" + std::to_string(p);
+}
+
+}  // namespace
+
+RegistryHandler::RegistryHandler(SwarmTable& table, RegistryStore* store, const Clock& clock,
+                                 RegistryConfig config)
+    : table_(table), store_(store), clock_(clock), config_(std::move(config)) {}
+
+void RegistryHandler::Handle(std::string_view method, std::string_view path, std::string_view query,
+                             std::string body, std::string_view authorization,
+                             std::function<void(HttpReply)> respond) {
+  constexpr std::string_view kPrefix = "/v1/swarms";
+  std::string_view rest = path.substr(kPrefix.size());
+  if (rest.empty() || rest == "/") {
+    if (method != "GET") return respond(JsonError(405, "method not allowed"));
+    JsonWriter w;
+    w.BeginObject().Key("swarms").BeginArray();
+    for (const SwarmSummary& s : table_.List()) SummaryJson(w, s);
+    w.EndArray().EndObject();
+    return respond(JsonReply(200, w));
+  }
+  if (rest[0] != '/') return respond(JsonError(404, "not found"));
+  rest.remove_prefix(1);
+  std::size_t slash = rest.find('/');
+  std::string_view key = rest.substr(0, slash);
+  std::string_view sub =
+      slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+  if (method == "PUT") {
+    if (!sub.empty()) return respond(JsonError(405, "method not allowed"));
+    return Publish(key, query, std::move(body), authorization, std::move(respond));
+  }
+  if (method != "GET" && method != "HEAD") return respond(JsonError(405, "method not allowed"));
+  respond(Get(key, sub));
+}
+
+void RegistryHandler::Publish(std::string_view name, std::string_view query, std::string body,
+                              std::string_view authorization,
+                              std::function<void(HttpReply)> respond) {
+  if (!config_.admin.empty()) {
+    constexpr std::string_view kBearer = "Bearer ";
+    if (authorization.substr(0, kBearer.size()) != kBearer ||
+        !config_.admin.Matches(authorization.substr(kBearer.size()))) {
+      return respond(JsonError(401, "admin token missing or wrong"));
+    }
+  }
+  if (!ValidSwarmName(name)) {
+    return respond(JsonError(
+        400, "invalid name: use [A-Za-z0-9][A-Za-z0-9._-]{0,127}, not 40 or 64 hex digits"));
+  }
+  std::string push;
+  for (std::string_view q = query; !q.empty();) {
+    std::size_t amp = q.find('&');
+    std::string_view pair = q.substr(0, amp);
+    q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
+    if (pair.substr(0, 5) != "push=") continue;
+    std::string decoded;
+    if (!PercentDecode(pair.substr(5), 128, decoded) || (push = NormalisePush(decoded)).empty()) {
+      return respond(JsonError(400, "invalid push endpoint: want IP:PORT"));
+    }
+  }
+  auto meta = CheckMetainfo(body, config_.limits);
+  if (!meta) return respond(JsonError(400, meta.error()));
+
+  RegistryEntry entry;
+  entry.name = std::string(name);
+  entry.torrent = std::move(body);
+  entry.size = meta->size;
+  entry.piece_length = meta->piece_length;
+  entry.pieces = meta->pieces;
+  entry.files = meta->files;
+  entry.push = push;
+  const std::int64_t now = clock_.Now();
+  PublishOutcome r = table_.Publish(meta->info_hash, entry, now);
+  switch (r.kind) {
+    case PublishOutcome::kNameTaken:
+      return respond(JsonError(409, "name already published with info_hash " + r.other));
+    case PublishOutcome::kHashTaken:
+      return respond(JsonError(409, "info_hash already published as '" + r.other + "'"));
+    case PublishOutcome::kFull:
+      return respond(JsonError(503, "tracker full: swarm limit reached"));
+    case PublishOutcome::kCreated:
+    case PublishOutcome::kUpdated:
+      break;
+  }
+  // The stored entry keeps its first `created` and torrent; re-read it so the
+  // database row matches memory exactly.
+  auto stored = table_.Entry(meta->info_hash);
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("name").String(stored ? stored->name : std::string_view(name));
+  w.Key("info_hash").String(ToHex(meta->info_hash));
+  w.Key("size").Int(meta->size);
+  w.Key("piece_length").Int(meta->piece_length);
+  w.Key("pieces").Int(meta->pieces);
+  w.Key("files").Int(meta->files);
+  w.Key("push").StringOrNull(push);
+  w.EndObject();
+  HttpReply reply = JsonReply(r.kind == PublishOutcome::kCreated ? 201 : 200, w);
+  if (!store_ || !stored) return respond(std::move(reply));
+  store_->PersistPublish(meta->info_hash, *stored,
+                         [reply = std::move(reply), respond = std::move(respond)](bool ok) mutable {
+                           if (ok) return respond(std::move(reply));
+                           respond(JsonError(500,
+                                             "database write failed; the swarm is served "
+                                             "from memory but not yet durable"));
+                         });
+}
+
+HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
+  auto ih = table_.Resolve(key);
+  if (!ih) return JsonError(404, "unknown swarm");
+  const std::int64_t now = clock_.Now();
+  if (sub.empty()) {
+    auto s = table_.Summary(*ih);
+    if (!s) return JsonError(404, "unknown swarm");
+    JsonWriter w;
+    SummaryJson(w, *s);
+    return JsonReply(200, w);
+  }
+  if (sub == "torrent") {
+    auto e = table_.Entry(*ih);
+    if (!e) return JsonError(404, "no metainfo published for this swarm");
+    return {200, "application/x-bittorrent", std::move(e->torrent)};
+  }
+  auto peers = table_.Peers(*ih, now);
+  if (!peers) return JsonError(404, "unknown swarm");
+  if (sub == "peers") {
+    JsonWriter w;
+    w.BeginObject().Key("peers").BeginArray();
+    for (const PeerView& v : *peers) {
+      w.BeginObject();
+      w.Key("peer_id").String(ToHex(v.peer.id));
+      w.Key("ip").String(v.peer.addr.IpString());
+      w.Key("port").Int(v.peer.addr.port);
+      w.Key("uploaded").Int(v.peer.uploaded);
+      w.Key("downloaded").Int(v.peer.downloaded);
+      w.Key("left").Int(v.peer.left);
+      w.Key("event").String(v.peer.stopped ? "stopped" : EventName(v.peer.last_event));
+      w.Key("state").String(PeerStateName(v.state));
+      w.Key("first_seen").Int(v.peer.first_seen);
+      w.Key("last_announce").Int(v.peer.last_announce);
+      w.EndObject();
+    }
+    w.EndArray().EndObject();
+    return JsonReply(200, w);
+  }
+  if (sub == "completion") {
+    std::int64_t done = 0, running = 0, stale = 0;
+    std::vector<const PeerView*> unfinished;
+    for (const PeerView& v : *peers) {
+      if (v.state == PeerState::kDone) {
+        ++done;
+        continue;
+      }
+      (v.state == PeerState::kStale ? stale : running)++;
+      unfinished.push_back(&v);
+    }
+    // Slowest first: most bytes left, then the longest-running.
+    std::sort(unfinished.begin(), unfinished.end(), [](const PeerView* a, const PeerView* b) {
+      if (a->peer.left != b->peer.left) return a->peer.left > b->peer.left;
+      return a->peer.first_seen < b->peer.first_seen;
+    });
+    JsonWriter w;
+    w.BeginObject();
+    w.Key("total").Int(static_cast<std::int64_t>(peers->size()));
+    w.Key("done").Int(done);
+    w.Key("running").Int(running);
+    w.Key("stale").Int(stale);
+    w.Key("stragglers").BeginArray();
+    for (const PeerView* v : unfinished) {
+      w.BeginObject();
+      w.Key("peer_id").String(ToHex(v->peer.id));
+      w.Key("ip").String(v->peer.addr.IpString());
+      w.Key("port").Int(v->peer.addr.port);
+      w.Key("left").Int(v->peer.left);
+      w.Key("since").Int(v->peer.first_seen);
+      w.Key("last_announce").Int(v->peer.last_announce);
+      w.EndObject();
+    }
+    w.EndArray().EndObject();
+    return JsonReply(200, w);
+  }
+  return JsonError(404, "not found");
+}
+
+}  // namespace swarmcast::tracker

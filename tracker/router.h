@@ -1,0 +1,30 @@
+// Maps request paths to handlers: /announce[/<token>], /scrape[/<token>],
+// /v1/swarms..., /metrics. Everything else is a 404 JSON error.
+#pragma once
+
+#include <functional>
+
+#include "tracker/announce_handler.h"
+#include "tracker/http_server.h"
+#include "tracker/registry_handler.h"
+
+namespace swarmcast::tracker {
+
+class Router final : public HttpDispatcher {
+ public:
+  // `render_metrics` produces the /metrics body.
+  Router(AnnounceHandler& announce, RegistryHandler& registry, Metrics& metrics,
+         std::function<std::string()> render_metrics);
+
+  std::size_t BodyLimit(std::string_view method, std::string_view target) const override;
+  std::size_t MaxBodyLimit() const override { return registry_.max_body(); }
+  void Dispatch(HttpRequest request, std::function<void(HttpReply)> respond) override;
+
+ private:
+  AnnounceHandler& announce_;
+  RegistryHandler& registry_;
+  Metrics& metrics_;
+  std::function<std::string()> render_metrics_;
+};
+
+}  // namespace swarmcast::tracker

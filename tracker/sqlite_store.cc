@@ -1,0 +1,427 @@
+#include "tracker/sqlite_store.h"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace swarmcast::tracker {
+namespace {
+
+// Schema migrations: entry i takes the database from user_version i to i+1.
+// Never edit a shipped entry; append a new one.
+const char* const kMigrations[] = {
+    // 1: swarms (registry entry optional) and peers.
+    "CREATE TABLE swarms("
+    "  id INTEGER PRIMARY KEY,"
+    "  info_hash BLOB NOT NULL UNIQUE,"
+    "  name TEXT UNIQUE,"
+    "  torrent BLOB,"
+    "  size INTEGER, piece_length INTEGER, pieces INTEGER, files INTEGER,"
+    "  push TEXT,"
+    "  created INTEGER NOT NULL,"
+    "  completed INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE peers("
+    "  info_hash BLOB NOT NULL, peer_id BLOB NOT NULL,"
+    "  ip BLOB NOT NULL, port INTEGER NOT NULL,"
+    "  uploaded INTEGER NOT NULL, downloaded INTEGER NOT NULL, left INTEGER NOT NULL,"
+    "  event INTEGER NOT NULL, stopped INTEGER NOT NULL, counted INTEGER NOT NULL,"
+    "  first_seen INTEGER NOT NULL, last_announce INTEGER NOT NULL,"
+    "  PRIMARY KEY(info_hash, peer_id)) WITHOUT ROWID;",
+};
+static_assert(std::size(kMigrations) == SqliteStore::kSchemaVersion);
+
+// A prepared statement that finalizes itself.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  explicit operator bool() const { return s_ != nullptr; }
+  sqlite3_stmt* get() { return s_; }
+  void Blob(int i, const void* p, std::size_t n) {
+    sqlite3_bind_blob(s_, i, p, static_cast<int>(n), SQLITE_STATIC);  // caller keeps p alive
+  }
+  void Int(int i, std::int64_t v) { sqlite3_bind_int64(s_, i, v); }
+  void Text(int i, const std::string& t) {
+    if (t.empty()) {
+      sqlite3_bind_null(s_, i);
+    } else {
+      sqlite3_bind_text(s_, i, t.data(), static_cast<int>(t.size()), SQLITE_STATIC);
+    }
+  }
+  bool Run() {
+    int rc = sqlite3_step(s_);
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+    return rc == SQLITE_DONE;
+  }
+
+ private:
+  sqlite3_stmt* s_ = nullptr;
+};
+
+bool Exec(sqlite3* db, const char* sql, std::string* error = nullptr) {
+  char* msg = nullptr;
+  int rc = sqlite3_exec(db, sql, nullptr, nullptr, &msg);
+  if (rc != SQLITE_OK && error) *error = msg ? msg : sqlite3_errstr(rc);
+  sqlite3_free(msg);
+  return rc == SQLITE_OK;
+}
+
+template <std::size_t N>
+bool ColumnArray(sqlite3_stmt* s, int col, std::array<std::uint8_t, N>& out) {
+  if (sqlite3_column_bytes(s, col) != static_cast<int>(N)) return false;
+  std::memcpy(out.data(), sqlite3_column_blob(s, col), N);
+  return true;
+}
+
+std::string ColumnText(sqlite3_stmt* s, int col) {
+  const unsigned char* t = sqlite3_column_text(s, col);
+  return t ? std::string(reinterpret_cast<const char*>(t),
+                         static_cast<std::size_t>(sqlite3_column_bytes(s, col)))
+           : std::string();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteStore>, std::string> SqliteStore::Open(const std::string& path,
+                                                                    Metrics& metrics) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string e =
+        "cannot open database " + path + ": " + (db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+    sqlite3_close(db);
+    return Unexpected(e);
+  }
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db, metrics));
+  std::string error;
+  // WAL lets readers (sqlite3 CLI, backups) run beside the writer;
+  // synchronous=NORMAL keeps every committed batch across a process crash.
+  // A 32 MiB page cache holds the peers table's B-tree at a few hundred
+  // thousand peers, so a batch rarely reads pages back from disk.
+  if (!Exec(db,
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;"
+            "PRAGMA cache_size=-32768;",
+            &error) ||
+      !store->Migrate(error)) {
+    return Unexpected("database " + path + ": " + error);
+  }
+  return store;
+}
+
+SqliteStore::SqliteStore(sqlite3* db, Metrics& metrics) : db_(db), metrics_(metrics) {}
+
+SqliteStore::~SqliteStore() {
+  Stop();
+  sqlite3_close(db_);
+}
+
+bool SqliteStore::Migrate(std::string& error) {
+  Stmt v(db_, "PRAGMA user_version");
+  if (!v || sqlite3_step(v.get()) != SQLITE_ROW) {
+    error = std::string("not a database or unreadable: ") + sqlite3_errmsg(db_);
+    return false;
+  }
+  int version = sqlite3_column_int(v.get(), 0);
+  if (version > kSchemaVersion) {
+    error = "schema version " + std::to_string(version) + " is newer than this build's " +
+            std::to_string(kSchemaVersion);
+    return false;
+  }
+  for (; version < kSchemaVersion; ++version) {
+    std::string sql = std::string("BEGIN IMMEDIATE;") + kMigrations[version] +
+                      "PRAGMA user_version=" + std::to_string(version + 1) + ";COMMIT;";
+    if (!Exec(db_, sql.c_str(), &error)) {
+      Exec(db_, "ROLLBACK");
+      error = "migration to schema " + std::to_string(version + 1) + " failed: " + error;
+      return false;
+    }
+  }
+  return true;
+}
+
+Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table, std::int64_t now) {
+  LoadStats stats;
+  const std::int64_t oldest = now - table.options().expire_after;
+  {
+    Stmt del(db_, "DELETE FROM peers WHERE last_announce < ?");
+    del.Int(1, oldest);
+    if (!del.Run()) return Unexpected(std::string("expiring peers: ") + sqlite3_errmsg(db_));
+    stats.expired = static_cast<std::size_t>(sqlite3_changes(db_));
+  }
+  Stmt s(db_,
+         "SELECT info_hash, name, torrent, size, piece_length, pieces, files, push, created,"
+         " completed FROM swarms");
+  if (!s) return Unexpected(std::string("reading swarms: ") + sqlite3_errmsg(db_));
+  while (sqlite3_step(s.get()) == SQLITE_ROW) {
+    InfoHash ih;
+    if (!ColumnArray(s.get(), 0, ih)) continue;
+    std::optional<RegistryEntry> entry;
+    if (sqlite3_column_type(s.get(), 1) != SQLITE_NULL) {
+      RegistryEntry e;
+      e.name = ColumnText(s.get(), 1);
+      const void* blob = sqlite3_column_blob(s.get(), 2);
+      e.torrent.assign(static_cast<const char*>(blob ? blob : ""),
+                       static_cast<std::size_t>(sqlite3_column_bytes(s.get(), 2)));
+      e.size = sqlite3_column_int64(s.get(), 3);
+      e.piece_length = sqlite3_column_int64(s.get(), 4);
+      e.pieces = sqlite3_column_int64(s.get(), 5);
+      e.files = sqlite3_column_int64(s.get(), 6);
+      e.push = ColumnText(s.get(), 7);
+      e.created = sqlite3_column_int64(s.get(), 8);
+      entry = std::move(e);
+    }
+    table.RestoreSwarm(ih, std::move(entry), sqlite3_column_int64(s.get(), 9),
+                       sqlite3_column_int64(s.get(), 8));
+    ++stats.swarms;
+  }
+  Stmt p(db_,
+         "SELECT info_hash, peer_id, ip, port, uploaded, downloaded, left, event, stopped,"
+         " counted, first_seen, last_announce FROM peers");
+  if (!p) return Unexpected(std::string("reading peers: ") + sqlite3_errmsg(db_));
+  while (sqlite3_step(p.get()) == SQLITE_ROW) {
+    InfoHash ih;
+    Peer peer;
+    if (!ColumnArray(p.get(), 0, ih) || !ColumnArray(p.get(), 1, peer.id)) continue;
+    int iplen = sqlite3_column_bytes(p.get(), 2);
+    if (iplen != 4 && iplen != 16) continue;
+    std::memcpy(peer.addr.ip.data(), sqlite3_column_blob(p.get(), 2),
+                static_cast<std::size_t>(iplen));
+    peer.addr.v6 = iplen == 16;
+    peer.addr.port = static_cast<std::uint16_t>(sqlite3_column_int(p.get(), 3));
+    peer.uploaded = sqlite3_column_int64(p.get(), 4);
+    peer.downloaded = sqlite3_column_int64(p.get(), 5);
+    peer.left = sqlite3_column_int64(p.get(), 6);
+    int ev = sqlite3_column_int(p.get(), 7);
+    peer.last_event = ev >= 0 && ev <= 3 ? static_cast<AnnounceEvent>(ev) : AnnounceEvent::kNone;
+    peer.stopped = sqlite3_column_int(p.get(), 8) != 0;
+    peer.counted_complete = sqlite3_column_int(p.get(), 9) != 0;
+    peer.first_seen = sqlite3_column_int64(p.get(), 10);
+    peer.last_announce = sqlite3_column_int64(p.get(), 11);
+    peer.persisted_at = peer.last_announce;
+    table.RestorePeer(ih, peer);
+    ++stats.peers;
+  }
+  return stats;
+}
+
+void SqliteStore::Start(std::chrono::milliseconds batch_interval) {
+  writer_ = std::thread([this, batch_interval] {
+    // The writer yields the CPU to the network threads: announce latency
+    // matters more than when a batch lands (on Linux, nice is per thread).
+    setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), 10);
+    WriterLoop(batch_interval);
+  });
+}
+
+void SqliteStore::Stop() {
+  {
+    std::lock_guard lock(pending_mu_);
+    if (stopping_ && !writer_.joinable()) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+std::size_t SqliteStore::pending() const {
+  std::lock_guard lock(pending_mu_);
+  return pending_.peers.size() + pending_.swarms.size() + pending_.publishes.size() + writing_;
+}
+
+void SqliteStore::PeerUpdated(const InfoHash& swarm, const Peer& peer) {
+  bool wake;
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_.peers.push_back({swarm, peer, false});
+    wake = pending_.peers.size() == kEarlyFlush;
+    urgent_ |= wake;
+  }
+  if (wake) wake_.notify_all();
+}
+
+void SqliteStore::PeerRemoved(const InfoHash& swarm, const PeerId& peer) {
+  PeerChange c{swarm, Peer{}, true};
+  c.peer.id = peer;
+  bool wake;
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_.peers.push_back(c);
+    wake = pending_.peers.size() == kEarlyFlush;
+    urgent_ |= wake;
+  }
+  if (wake) wake_.notify_all();
+}
+
+void SqliteStore::SwarmCounters(const InfoHash& swarm, std::int64_t completed,
+                                std::int64_t created) {
+  std::lock_guard lock(pending_mu_);
+  pending_.swarms.push_back({swarm, false, completed, created});
+}
+
+void SqliteStore::SwarmRemoved(const InfoHash& swarm) {
+  std::lock_guard lock(pending_mu_);
+  pending_.swarms.push_back({swarm, true, 0, 0});
+}
+
+void SqliteStore::PersistPublish(const InfoHash& ih, const RegistryEntry& entry,
+                                 std::function<void(bool ok)> done) {
+  {
+    std::lock_guard lock(pending_mu_);
+    pending_.publishes.push_back({ih, entry, std::move(done)});
+    urgent_ = true;
+  }
+  wake_.notify_all();
+}
+
+void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
+  for (;;) {
+    Batch batch;
+    bool last;
+    {
+      std::unique_lock lock(pending_mu_);
+      wake_.wait_for(lock, interval, [this] { return urgent_ || stopping_; });
+      std::swap(batch, pending_);
+      writing_ = batch.peers.size() + batch.swarms.size() + batch.publishes.size();
+      urgent_ = false;
+      last = stopping_;
+    }
+    if (!batch.empty()) {
+      auto start = std::chrono::steady_clock::now();
+      std::size_t rows = 0;
+      bool ok = WriteBatch(batch, rows);
+      metrics_.db_write_latency().Observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      if (ok) {
+        metrics_.CountDbRows(rows);
+      } else {
+        // Keep the failed changes for the next try (a full disk may clear);
+        // newer pending changes for the same key win.
+        metrics_.CountDbError();
+        std::lock_guard lock(pending_mu_);
+        pending_.peers.insert(pending_.peers.begin(), batch.peers.begin(), batch.peers.end());
+        pending_.swarms.insert(pending_.swarms.begin(), batch.swarms.begin(), batch.swarms.end());
+      }
+      for (Publish& p : batch.publishes) {
+        if (p.done) p.done(ok);
+      }
+      std::lock_guard lock(pending_mu_);
+      writing_ = 0;
+    }
+    if (last) return;
+  }
+}
+
+bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows) {
+  // Only the latest change per peer is written, in key order: sorted keys
+  // touch each B-tree page once instead of at random.
+  std::vector<std::uint32_t> order(batch.peers.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key_less = [&](std::uint32_t a, std::uint32_t b) {
+    const PeerChange& x = batch.peers[a];
+    const PeerChange& y = batch.peers[b];
+    if (int c = std::memcmp(x.swarm.data(), y.swarm.data(), 20)) return c < 0;
+    if (int c = std::memcmp(x.peer.id.data(), y.peer.id.data(), 20)) return c < 0;
+    return a < b;
+  };
+  std::sort(order.begin(), order.end(), key_less);
+  auto same_key = [&](std::uint32_t a, std::uint32_t b) {
+    return batch.peers[a].swarm == batch.peers[b].swarm &&
+           batch.peers[a].peer.id == batch.peers[b].peer.id;
+  };
+
+  if (!Exec(db_, "BEGIN IMMEDIATE")) return false;
+  bool ok = true;
+  {
+    Stmt del_swarm(db_, "DELETE FROM swarms WHERE info_hash = ?");
+    Stmt del_swarm_peers(db_, "DELETE FROM peers WHERE info_hash = ?");
+    Stmt up_swarm(db_,
+                  "INSERT INTO swarms(info_hash, created, completed) VALUES(?, ?, ?)"
+                  " ON CONFLICT(info_hash) DO UPDATE SET completed = excluded.completed");
+    Stmt publish(db_,
+                 "INSERT INTO swarms(info_hash, name, torrent, size, piece_length, pieces, files,"
+                 " push, created) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                 " ON CONFLICT(info_hash) DO UPDATE SET name = excluded.name,"
+                 " torrent = excluded.torrent, size = excluded.size,"
+                 " piece_length = excluded.piece_length, pieces = excluded.pieces,"
+                 " files = excluded.files, push = excluded.push");
+    Stmt up_peer(db_,
+                 "INSERT INTO peers(info_hash, peer_id, ip, port, uploaded, downloaded,"
+                 " left, event, stopped, counted, first_seen, last_announce)"
+                 " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                 " ON CONFLICT(info_hash, peer_id) DO UPDATE SET ip = excluded.ip,"
+                 " port = excluded.port, uploaded = excluded.uploaded,"
+                 " downloaded = excluded.downloaded, left = excluded.left,"
+                 " event = excluded.event, stopped = excluded.stopped,"
+                 " counted = excluded.counted, last_announce = excluded.last_announce");
+    Stmt del_peer(db_, "DELETE FROM peers WHERE info_hash = ? AND peer_id = ?");
+    ok = del_swarm && del_swarm_peers && up_swarm && publish && up_peer && del_peer;
+    // Swarm rows first (a peer row may belong to a swarm created in this
+    // batch); in order, so a removal followed by a re-creation ends as a row.
+    for (const SwarmChange& change : batch.swarms) {
+      if (!ok) break;
+      if (change.removed) {
+        del_swarm.Blob(1, change.swarm.data(), 20);
+        del_swarm_peers.Blob(1, change.swarm.data(), 20);
+        ok = del_swarm.Run() && del_swarm_peers.Run();
+      } else {
+        up_swarm.Blob(1, change.swarm.data(), 20);
+        up_swarm.Int(2, change.created);
+        up_swarm.Int(3, change.completed);
+        ok = up_swarm.Run();
+      }
+      ++rows;
+    }
+    for (const Publish& p : batch.publishes) {
+      if (!ok) break;
+      publish.Blob(1, p.ih.data(), 20);
+      publish.Text(2, p.entry.name);
+      publish.Blob(3, p.entry.torrent.data(), p.entry.torrent.size());
+      publish.Int(4, p.entry.size);
+      publish.Int(5, p.entry.piece_length);
+      publish.Int(6, p.entry.pieces);
+      publish.Int(7, p.entry.files);
+      publish.Text(8, p.entry.push);
+      publish.Int(9, p.entry.created);
+      ok = publish.Run();
+      ++rows;
+    }
+    for (std::size_t i = 0; i < order.size() && ok; ++i) {
+      if (i + 1 < order.size() && same_key(order[i], order[i + 1])) continue;  // superseded
+      const PeerChange& c = batch.peers[order[i]];
+      if (c.removed) {
+        del_peer.Blob(1, c.swarm.data(), 20);
+        del_peer.Blob(2, c.peer.id.data(), 20);
+        ok = del_peer.Run();
+      } else {
+        const Peer& p = c.peer;
+        up_peer.Blob(1, c.swarm.data(), 20);
+        up_peer.Blob(2, p.id.data(), 20);
+        up_peer.Blob(3, p.addr.ip.data(), p.addr.v6 ? 16 : 4);
+        up_peer.Int(4, p.addr.port);
+        up_peer.Int(5, p.uploaded);
+        up_peer.Int(6, p.downloaded);
+        up_peer.Int(7, p.left);
+        up_peer.Int(8, static_cast<int>(p.last_event));
+        up_peer.Int(9, p.stopped);
+        up_peer.Int(10, p.counted_complete);
+        up_peer.Int(11, p.first_seen);
+        up_peer.Int(12, p.last_announce);
+        ok = up_peer.Run();
+      }
+      ++rows;
+    }
+  }
+  if (!ok) {
+    Exec(db_, "ROLLBACK");
+    return false;
+  }
+  return Exec(db_, "COMMIT");
+}
+
+}  // namespace swarmcast::tracker

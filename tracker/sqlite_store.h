@@ -1,0 +1,107 @@
+// The tracker's durable state in SQLite (WAL mode). Announces never touch
+// the database: SwarmTable reports each change to this StateSink, which
+// only appends it to a pending log under a mutex. A writer thread takes the
+// log every batch interval (or early, once it holds kEarlyFlush changes),
+// keeps the latest change per peer and per swarm, and writes them in key
+// order in one transaction; a crash loses at most one interval. A registry
+// publish wakes the writer at once and is acknowledged after its commit.
+//
+// Threads: the sink methods and PersistPublish may be called from any
+// thread (pending_mu_ guards the pending log). Open, Load and Start are
+// called once, on the main thread, before serving; Stop flushes and joins.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "proto/result.h"
+#include "tracker/metrics.h"
+#include "tracker/registry_handler.h"
+#include "tracker/swarm_state.h"
+
+namespace swarmcast::tracker {
+
+class SqliteStore final : public StateSink, public RegistryStore {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens or creates the database and brings its schema up to date. Fails
+  // (with a reason) on an unreadable file or a schema newer than this build.
+  static Result<std::unique_ptr<SqliteStore>, std::string> Open(const std::string& path,
+                                                                Metrics& metrics);
+  ~SqliteStore() override;
+
+  struct LoadStats {
+    std::size_t swarms = 0, peers = 0, expired = 0;
+  };
+  // Reads swarms and live peers (announced within expire_after of now) into
+  // `table`; deletes expired peer rows.
+  Result<LoadStats, std::string> Load(SwarmTable& table, std::int64_t now);
+
+  void Start(std::chrono::milliseconds batch_interval);
+  void Stop();  // writes what is pending, then joins the writer
+
+  // Changes not yet committed (waiting, or in the batch being written).
+  std::size_t pending() const;
+
+  // StateSink
+  void PeerUpdated(const InfoHash& swarm, const Peer& peer) override;
+  void PeerRemoved(const InfoHash& swarm, const PeerId& peer) override;
+  void SwarmCounters(const InfoHash& swarm, std::int64_t completed, std::int64_t created) override;
+  void SwarmRemoved(const InfoHash& swarm) override;
+
+  // RegistryStore
+  void PersistPublish(const InfoHash& ih, const RegistryEntry& entry,
+                      std::function<void(bool ok)> done) override;
+
+ private:
+  struct PeerChange {
+    InfoHash swarm;
+    Peer peer;  // for a removal only peer.id is meaningful
+    bool removed;
+  };
+  struct SwarmChange {
+    InfoHash swarm;
+    bool removed = false;
+    std::int64_t completed = 0, created = 0;
+  };
+  struct Publish {
+    InfoHash ih;
+    RegistryEntry entry;
+    std::function<void(bool)> done;
+  };
+  struct Batch {
+    std::vector<PeerChange> peers;  // in the order they happened
+    std::vector<SwarmChange> swarms;
+    std::vector<Publish> publishes;
+    bool empty() const { return peers.empty() && swarms.empty() && publishes.empty(); }
+  };
+  static constexpr std::size_t kEarlyFlush = 1u << 15;
+
+  SqliteStore(sqlite3* db, Metrics& metrics);
+  bool Migrate(std::string& error);
+  void WriterLoop(std::chrono::milliseconds interval);
+  bool WriteBatch(Batch& batch, std::size_t& rows);
+
+  sqlite3* db_;  // used by the writer thread only, once started
+  Metrics& metrics_;
+
+  mutable std::mutex pending_mu_;  // guards pending_, writing_, urgent_, stopping_
+  std::condition_variable wake_;
+  Batch pending_;
+  std::size_t writing_ = 0;  // changes in the batch being written now
+  bool urgent_ = false;
+  bool stopping_ = false;
+  std::thread writer_;
+};
+
+}  // namespace swarmcast::tracker

@@ -1,0 +1,171 @@
+// The tracker's in-memory state: every swarm (info-hash), its peers, its
+// completed count and, for published swarms, its registry entry. Announces
+// and registry reads are served from here; SQLite only mirrors it (see
+// StateSink).
+//
+// Threads: any thread may call any method; one mutex (mu_) guards all of
+// the state. Each call holds it briefly and does no I/O. Time is passed in
+// (`now`, unix seconds), so tests can move the clock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "proto/result.h"
+#include "tracker/peer.h"
+#include "tracker/peer_selection.h"
+#include "tracker/query_parse.h"
+
+namespace swarmcast::tracker {
+
+// A published metainfo and what the registry shows about it.
+struct RegistryEntry {
+  std::string name;
+  std::string torrent;  // the .torrent bytes exactly as published
+  std::int64_t size = 0;
+  std::int64_t piece_length = 0;
+  std::int64_t pieces = 0;
+  std::int64_t files = 0;
+  std::string push;  // "IP:PORT" or empty
+  std::int64_t created = 0;
+};
+
+// Receives every change, under the state mutex, in order. Implementations
+// must only queue the change (the SQLite writer does the work later).
+class StateSink {
+ public:
+  virtual ~StateSink() = default;
+  virtual void PeerUpdated(const InfoHash& swarm, const Peer& peer) = 0;
+  virtual void PeerRemoved(const InfoHash& swarm, const PeerId& peer) = 0;
+  virtual void SwarmCounters(const InfoHash& swarm, std::int64_t completed,
+                             std::int64_t created) = 0;
+  virtual void SwarmRemoved(const InfoHash& swarm) = 0;
+};
+
+struct StateOptions {
+  std::size_t max_swarms = 100000;
+  std::size_t max_peers_per_swarm = 50000;
+  std::size_t max_peers = 2000000;
+  bool require_registered = false;  // refuse announces for unpublished info-hashes
+  int numwant_default = 50;
+  int numwant_max = 200;
+  SubnetPrefix subnet;
+  std::int64_t interval = 120;      // seconds, announced to clients
+  std::int64_t expire_after = 360;  // seconds without an announce
+  std::int64_t stale_after = 180;   // seconds: "stale" in the peer views
+  // A re-announce that changes only the time and the up/down counters is
+  // passed to the StateSink at most this often per peer (0: every time).
+  // Joins, leaves, events, progress (`left`) and address changes always are.
+  std::int64_t db_refresh = 60;
+};
+
+struct AnnouncedPeer {
+  PeerId id;
+  PeerAddress addr;
+};
+
+struct AnnounceOutcome {
+  std::int64_t complete = 0;    // seeders
+  std::int64_t incomplete = 0;  // leechers
+  std::int64_t downloaded = 0;  // completed count
+  std::vector<AnnouncedPeer> peers;
+};
+
+struct SwarmCounts {
+  std::int64_t complete = 0, incomplete = 0, downloaded = 0;
+};
+
+struct SwarmSummary {
+  InfoHash info_hash{};
+  std::optional<RegistryEntry> entry;  // without `torrent` (kept out of lists)
+  std::int64_t seeders = 0, leechers = 0, completed = 0, created = 0;
+};
+
+enum class PeerState { kDone, kRunning, kStale };
+std::string_view PeerStateName(PeerState s);
+
+struct PeerView {
+  Peer peer;
+  PeerState state;
+};
+
+struct PublishOutcome {
+  enum Kind { kCreated, kUpdated, kNameTaken, kHashTaken, kFull } kind;
+  std::string other;  // the conflicting info-hash (hex) or name
+};
+
+class SwarmTable {
+ public:
+  SwarmTable(StateOptions options, StateSink* sink, std::uint64_t seed);
+
+  const StateOptions& options() const { return options_; }
+
+  // Records the announce and returns counts plus chosen peers. `from` is the
+  // address the request came from (with the announced port). Errors are
+  // failure reasons for the client (caps, unregistered info-hash).
+  Result<AnnounceOutcome, std::string> Announce(const AnnounceRequest& req, const PeerAddress& from,
+                                                std::int64_t now);
+
+  // Counts per info-hash; nullopt for one this tracker does not know.
+  std::vector<std::optional<SwarmCounts>> Scrape(const std::vector<InfoHash>& hashes) const;
+
+  // Drops peers silent for longer than expire_after, and unpublished swarms
+  // left with no peers. Returns the number of peers dropped.
+  std::size_t Expire(std::int64_t now);
+
+  // Registry. `key` is a name or a 40-hex info-hash.
+  PublishOutcome Publish(const InfoHash& ih, RegistryEntry entry, std::int64_t now);
+  std::optional<InfoHash> Resolve(std::string_view key) const;
+  std::optional<SwarmSummary> Summary(const InfoHash& ih) const;
+  std::vector<SwarmSummary> List() const;
+  std::optional<RegistryEntry> Entry(const InfoHash& ih) const;  // with torrent
+  std::optional<std::vector<PeerView>> Peers(const InfoHash& ih, std::int64_t now) const;
+
+  // Startup: state read back from the database; not reported to the sink.
+  void RestoreSwarm(const InfoHash& ih, std::optional<RegistryEntry> entry, std::int64_t completed,
+                    std::int64_t created);
+  void RestorePeer(const InfoHash& ih, const Peer& peer);
+
+  struct Totals {
+    std::size_t swarms = 0, peers = 0, seeders = 0, leechers = 0, registered = 0;
+  };
+  Totals GetTotals() const;
+
+ private:
+  struct Swarm {
+    std::vector<Peer> peers;
+    // peer id -> position in `peers`, built once a swarm grows past
+    // kIndexFrom (below that a scan of the vector is faster than hashing)
+    // and dropped when it shrinks to half that. When present it is complete.
+    std::unordered_map<PeerId, std::uint32_t, ByteArrayHash> index;
+    std::int64_t seeders = 0, leechers = 0;  // among peers not stopped
+    std::int64_t completed = 0;
+    std::int64_t created = 0;
+    std::unique_ptr<RegistryEntry> entry;
+  };
+  using SwarmMap = std::unordered_map<InfoHash, Swarm, ByteArrayHash>;
+
+  static constexpr std::size_t kIndexFrom = 64;
+  static std::size_t FindPeer(const Swarm& s, const PeerId& id);  // peers.size() if absent
+  static void AddPeer(Swarm& s, const Peer& p);
+  void RemovePeerAt(const InfoHash& ih, Swarm& s, std::size_t i);
+  void CountPeer(Swarm& s, const Peer& p, int sign);
+  SwarmSummary MakeSummary(const InfoHash& ih, const Swarm& s) const;
+
+  const StateOptions options_;
+  StateSink* const sink_;  // may be null
+
+  mutable std::mutex mu_;  // guards everything below
+  SwarmMap swarms_;
+  std::unordered_map<std::string, InfoHash> names_;
+  std::size_t total_peers_ = 0;
+  std::int64_t total_seeders_ = 0, total_leechers_ = 0, registered_ = 0;
+  PeerRng rng_;
+};
+
+}  // namespace swarmcast::tracker

@@ -1,0 +1,211 @@
+#include "tracker/tracker_app.h"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ip/udp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <charconv>
+#include <iostream>
+#include <thread>
+
+#include "tracker/announce_handler.h"
+#include "tracker/clock.h"
+#include "tracker/http_server.h"
+#include "tracker/json_writer.h"
+#include "tracker/metrics.h"
+#include "tracker/registry_handler.h"
+#include "tracker/router.h"
+#include "tracker/sqlite_store.h"
+#include "tracker/swarm_state.h"
+#include "tracker/udp_server.h"
+
+namespace swarmcast::tracker {
+namespace net = boost::asio;
+
+namespace {
+
+struct ListenAddress {
+  net::ip::address ip;
+  std::uint16_t port;
+};
+
+Result<ListenAddress, std::string> ParseListen(const std::string& s) {
+  std::string_view host, port;
+  std::string_view v = s;
+  if (!v.empty() && v[0] == '[') {
+    auto close = v.find(']');
+    if (close == std::string_view::npos || close + 1 >= v.size() || v[close + 1] != ':') {
+      return Unexpected("bad --listen " + s + ": want [V6]:PORT");
+    }
+    host = v.substr(1, close - 1);
+    port = v.substr(close + 2);
+  } else {
+    auto colon = v.rfind(':');
+    if (colon == std::string_view::npos)
+      return Unexpected("bad --listen " + s + ": want ADDR:PORT");
+    host = v.substr(0, colon);
+    port = v.substr(colon + 1);
+  }
+  unsigned p = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
+  if (ec != std::errc() || end != port.data() + port.size() || p > 65535) {
+    return Unexpected("bad port in --listen " + s);
+  }
+  boost::system::error_code aec;
+  auto ip = net::ip::make_address(std::string(host), aec);
+  if (aec) return Unexpected("bad address in --listen " + s);
+  return ListenAddress{ip, static_cast<std::uint16_t>(p)};
+}
+
+std::string Endpoint(const net::ip::address& ip, std::uint16_t port) {
+  return ip.is_v6() ? "[" + ip.to_string() + "]:" + std::to_string(port)
+                    : ip.to_string() + ":" + std::to_string(port);
+}
+
+void Fail(const TrackerConfig& c, const std::string& msg) {
+  if (c.json) {
+    JsonWriter w;
+    w.BeginObject().Key("event").String("error").Key("error").String(msg).EndObject();
+    std::cout << w.str() << std::endl;
+  }
+  std::cerr << "swarmcast-tracker: " << msg << "\n";
+}
+
+}  // namespace
+
+int RunTracker(const TrackerConfig& config) {
+  SystemClock clock;
+  Metrics metrics;
+  auto store = SqliteStore::Open(config.db, metrics);
+  if (!store) {
+    Fail(config, store.error());
+    return 1;
+  }
+  SwarmTable table(config.state, store->get(), RandomSipKey()[0]);
+  auto loaded = (*store)->Load(table, clock.Now());
+  if (!loaded) {
+    Fail(config, loaded.error());
+    return 1;
+  }
+
+  AnnounceConfig ac;
+  ac.limits = config.query;
+  ac.trust_ip_param = config.trust_ip_param;
+  ac.tokens = TokenSet(config.announce_tokens);
+  ac.min_interval = config.min_interval;
+  AnnounceHandler announce(table, metrics, clock, ac);
+  RegistryConfig rc;
+  rc.limits = config.metainfo;
+  if (!config.admin_token.empty()) rc.admin = TokenSet({config.admin_token});
+  RegistryHandler registry(table, store->get(), clock, rc);
+  SqliteStore* db = store->get();
+  Router router(announce, registry, metrics, [&] {
+    SwarmTable::Totals t = table.GetTotals();
+    GaugeValues g{t.swarms,
+                  t.registered,
+                  t.peers,
+                  t.seeders,
+                  t.leechers,
+                  db->pending(),
+                  metrics.connections().load()};
+    return metrics.Render(g);
+  });
+  UdpConfig uc;
+  uc.private_mode = !config.announce_tokens.empty();
+  uc.trust_ip_param = config.trust_ip_param;
+  UdpProtocol udp_protocol(table, metrics, clock, uc, RandomSipKey());
+
+  net::io_context io(config.threads);
+  std::vector<std::unique_ptr<HttpServer>> http;
+  std::vector<std::unique_ptr<UdpServer>> udp;
+  std::vector<std::string> bound;
+  for (const std::string& l : config.listen) {
+    auto at = ParseListen(l);
+    if (!at) {
+      Fail(config, at.error());
+      return 2;
+    }
+    // TCP and UDP share the port number; with port 0 the kernel picks the
+    // TCP port, and UDP may find it taken, so try a few times.
+    boost::system::error_code ec;
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      auto h = std::make_unique<HttpServer>(io, config.http, router, metrics);
+      ec = h->Listen({at->ip, at->port});
+      if (ec) break;
+      std::uint16_t port = h->local_endpoint().port();
+      std::unique_ptr<UdpServer> u;
+      if (config.udp) {
+        u = std::make_unique<UdpServer>(io, udp_protocol);
+        ec = u->Listen({at->ip, port});
+        if (ec && at->port == 0) continue;
+        if (ec) break;
+      }
+      bound.push_back(Endpoint(at->ip, port));
+      http.push_back(std::move(h));
+      if (u) udp.push_back(std::move(u));
+      break;
+    }
+    if (ec) {
+      Fail(config, "cannot listen on " + l + ": " + ec.message());
+      return 1;
+    }
+  }
+  (*store)->Start(config.batch_interval);
+  for (auto& h : http) h->Start();
+  for (auto& u : udp) u->Start();
+
+  // Expiry sweep: often enough that a peer outlives its expiry by at most
+  // a tenth of it.
+  net::steady_timer expiry(io);
+  const auto sweep =
+      std::chrono::seconds(std::clamp<std::int64_t>(config.state.expire_after / 10, 1, 30));
+  std::function<void()> arm = [&] {
+    expiry.expires_after(sweep);
+    expiry.async_wait([&](boost::system::error_code ec) {
+      if (ec) return;
+      table.Expire(clock.Now());
+      arm();
+    });
+  };
+  arm();
+
+  net::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&](boost::system::error_code, int) {
+    for (auto& h : http) h->Stop();
+    for (auto& u : udp) u->Stop();
+    expiry.cancel();
+    io.stop();
+  });
+
+  if (config.json) {
+    JsonWriter w;
+    w.BeginObject().Key("event").String("listening").Key("addresses").BeginArray();
+    for (const std::string& b : bound) w.String(b);
+    w.EndArray();
+    w.Key("udp").Bool(config.udp).Key("db").String(config.db);
+    w.Key("swarms").Int(static_cast<std::int64_t>(loaded->swarms));
+    w.Key("peers").Int(static_cast<std::int64_t>(loaded->peers));
+    w.EndObject();
+    std::cout << w.str() << std::endl;
+  } else {
+    std::cout << "swarmcast-tracker: listening on";
+    for (const auto& b : bound) std::cout << " " << b;
+    std::cout << (config.udp ? " (HTTP+UDP)" : " (HTTP)") << ", db " << config.db << " ("
+              << loaded->swarms << " swarms, " << loaded->peers << " peers restored)" << std::endl;
+  }
+
+  std::vector<std::thread> threads;
+  for (int i = 1; i < config.threads; ++i) threads.emplace_back([&io] { io.run(); });
+  io.run();
+  for (auto& t : threads) t.join();
+  (*store)->Stop();  // final batch: a clean stop loses nothing
+  if (config.json) {
+    std::cout << R"({"event":"stopped"})" << std::endl;
+  } else {
+    std::cout << "swarmcast-tracker: stopped" << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace swarmcast::tracker
