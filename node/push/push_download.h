@@ -1,0 +1,70 @@
+// PushDownload: the glue between a PushReceiver and the node's control
+// thread, for `swarmcast get`.
+//
+// Pieces arrive on the receiver's thread and are posted to the control
+// thread, which hands them to libtorrent (torrent_handle::add_piece) to be
+// hash-checked like any other piece. The control thread reports back every
+// verified piece (it goes to the seed as HAVE, so the seed does not push
+// it) and every hash failure; a failure of a piece that came by push counts
+// against the channel, and after kMaxPushHashFailures of them the
+// subscription ends — the download goes on from peers.
+//
+// Threading: Start() and every method run on the control thread; `post`
+// must run its function there. No libtorrent types here, so the push code
+// builds without libtorrent's headers.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "node/push/push_receiver.h"
+
+namespace swarmcast::push {
+
+inline constexpr int kMaxPushHashFailures = 3;
+
+class PushDownload {
+ public:
+  struct Hooks {
+    // Runs a function on the control thread (e.g. asio::post).
+    std::function<void(std::function<void()>)> post;
+    // Control thread: give a pushed piece to libtorrent.
+    std::function<void(std::uint32_t piece, std::vector<char> data)> add_piece;
+    std::function<void(std::string_view)> log;
+  };
+
+  static Result<std::unique_ptr<PushDownload>, std::string> Start(PushReceiverOptions options,
+                                                                  PushIdentity identity,
+                                                                  const std::vector<bool>& have,
+                                                                  Hooks hooks);
+  ~PushDownload();
+
+  void OnPieceVerified(std::uint32_t piece);
+  void OnHashFailed(std::uint32_t piece);
+  // Ends the subscription (e.g. the download is complete).
+  void Stop(const std::string& why);
+
+  bool active() const { return receiver_ != nullptr; }
+  std::uint64_t pieces_pushed() const { return pieces_pushed_; }
+  int hash_failures() const { return hash_failures_; }
+  const std::string& end_reason() const { return end_reason_; }
+
+ private:
+  explicit PushDownload(Hooks hooks);
+  void OnPiece(std::uint32_t piece, std::vector<char> data);
+
+  Hooks hooks_;
+  std::unique_ptr<PushReceiver> receiver_;
+  // Shared with the receiver's callbacks: they may run after this object
+  // is gone, so they check `alive` on the control thread first.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::set<std::uint32_t> pushed_;  // pieces handed to libtorrent by push
+  std::uint64_t pieces_pushed_ = 0;
+  int hash_failures_ = 0;
+  std::string end_reason_;
+};
+
+}  // namespace swarmcast::push
