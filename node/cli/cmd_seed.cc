@@ -1,0 +1,160 @@
+// swarmcast seed PATH --tracker URL [--name NAME]
+#include <iostream>
+
+#include "node/cli/commands.h"
+#include "node/cli/common.h"
+#include "node/file_io.h"
+#include "node/metainfo_check.h"
+#include "node/naming.h"
+#include "node/units.h"
+
+namespace swarmcast::node::cli {
+
+int RunSeed(int argc, char** argv) {
+  CommonFlags common;
+  NetworkFlags net;
+  TrackerFlags trk;
+  std::string path, name, piece_size = "auto", torrent_file, save_torrent, push;
+  bool hybrid = false;
+  int stop_after_copies = 0;
+  po::options_description d("Options");
+  d.add_options()("path", po::value(&path)->required(), "file or directory to seed")(
+      "name", po::value(&name), "registry name (default: the file name, if it is a valid name)")(
+      "piece-size", po::value(&piece_size)->default_value(piece_size),
+      "piece size, power of two in [16KiB, 64MiB] (auto: about 1024 pieces)")(
+      "hybrid", po::bool_switch(&hybrid), "publish a v1+v2 hybrid (default: v1 only)")(
+      "torrent", po::value(&torrent_file),
+      "seed this existing .torrent instead of hashing PATH (the data is checked first)")(
+      "save-torrent", po::value(&save_torrent), "also write the metainfo to this file")(
+      "push", po::value(&push), "IP:PORT of this seed's push channel, published in the registry")(
+      "stop-after-copies", po::value(&stop_after_copies)->default_value(0),
+      "exit once the connected peers together hold N full copies (0: seed until interrupted)");
+  AddTrackerOptions(d, trk);
+  AddNetworkOptions(d, net);
+  AddCommonOptions(d, common);
+  po::positional_options_description pos;
+  pos.add("path", 1);
+  po::variables_map vm;
+  if (auto code =
+          ParseArgs(argc, argv, d, pos, "swarmcast seed PATH --tracker URL [--name NAME] [OPTIONS]",
+                    "Hashes PATH into a metainfo (v1, or hybrid with --hybrid), publishes it to\n"
+                    "the tracker's registry under NAME, and seeds it until interrupted (or\n"
+                    "until --stop-after-copies is met). Publishing the same content under\n"
+                    "the same name again is fine; another content under a taken name fails.",
+                    vm)) {
+    return *code;
+  }
+  auto client = ToRegistryClient(trk);
+  auto netopts = ToNetworkOptions(net);
+  if (!client || !netopts) return kExitUsage;
+  const std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
+  if (name.empty()) name = content.filename().string();
+  if (!IsValidSwarmName(name)) {
+    Complain("'" + name +
+             "' is not a valid swarm name ([A-Za-z0-9][A-Za-z0-9._-]{0,127}, not 40/64 hex); "
+             "pass --name");
+    return kExitUsage;
+  }
+  if (stop_after_copies < 0) {
+    Complain("--stop-after-copies must be 0 or more");
+    return kExitUsage;
+  }
+
+  std::string torrent_bytes;
+  bool verified = false;
+  if (!torrent_file.empty()) {
+    auto bytes = ReadFileBounded(torrent_file, MetainfoLimits{}.max_bytes);
+    if (!bytes) {
+      Complain(bytes.error());
+      return kExitStorage;
+    }
+    torrent_bytes = std::move(*bytes);
+  } else {
+    BuildOptions b;
+    b.path = content;
+    b.hybrid = hybrid;
+    b.announce_url = client->url().AnnounceUrl();
+    if (piece_size != "auto") {
+      auto ps = ParseByteSize(piece_size);
+      if (!ps) {
+        Complain(ps.error());
+        return kExitUsage;
+      }
+      b.piece_size = *ps;
+    }
+    auto built = HashWithProgress(b, common);
+    if (!built) {
+      Complain(built.error());
+      return kExitStorage;
+    }
+    torrent_bytes = std::move(built->bytes);
+    verified = true;
+  }
+  auto summary = CheckMetainfo(torrent_bytes);
+  if (!summary) {
+    Complain(summary.error());
+    return kExitMetainfo;
+  }
+  if (summary->name != content.filename().string()) {
+    Complain("the metainfo names '" + summary->name + "' but PATH is '" +
+             content.filename().string() + "'");
+    return kExitUsage;
+  }
+  if (!save_torrent.empty()) {
+    if (auto ec = WriteFileAtomically(save_torrent, torrent_bytes)) {
+      Complain("cannot write " + save_torrent + ": " + ec.message());
+      return kExitStorage;
+    }
+  }
+  auto published = client->Publish(name, torrent_bytes, push);
+  if (!published) {
+    Complain(ToString(published.error()));
+    return ExitFor(published.error());
+  }
+  if (common.json) {
+    // A first line as soon as the swarm is joinable; the report follows at exit.
+    std::cout << nlohmann::json({{"event", "published"},
+                                 {"registry_name", name},
+                                 {"info_hash", published->info_hash},
+                                 {"created", published->created},
+                                 {"size", summary->total_size},
+                                 {"pieces", summary->num_pieces},
+                                 {"piece_length", summary->piece_length}})
+                     .dump()
+              << std::endl;
+  }
+  if (!common.quiet) {
+    std::fprintf(stderr, "swarmcast: %s %s as '%s' (%s) at %s; seeding on %s\n",
+                 published->created ? "published" : "re-published", summary->name.c_str(),
+                 name.c_str(), published->info_hash.c_str(), client->url().ToString().c_str(),
+                 net.listen.c_str());
+  }
+
+  TransferOptions t;
+  t.role = TransferOptions::Role::kSeed;
+  t.torrent_bytes = std::move(torrent_bytes);
+  t.expected_info_hash = published->info_hash;
+  t.dir = content.parent_path();
+  t.data_verified = verified;
+  t.announce_url = client->url().AnnounceUrl();
+  t.net = *netopts;
+  t.peers = net.connect;
+  t.stop_after_copies = stop_after_copies;
+  t.progress = ChooseProgressMode(common);
+  t.progress_interval = ProgressInterval(common);
+  t.status_file = StatusFilePath();
+  auto report = RunTransfer(t);
+  if (!report) {
+    Complain(report.error().message);
+    return ExitFor(report.error());
+  }
+  if (common.json) {
+    nlohmann::json j = ReportJson(*report);
+    j["registry_name"] = name;
+    j["published"] = published->created ? "created" : "republished";
+    std::cout << j.dump() << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace swarmcast::node::cli

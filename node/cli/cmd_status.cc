@@ -1,0 +1,149 @@
+// swarmcast status [--tracker URL NAME]
+#include <signal.h>
+
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+
+#include "node/cli/commands.h"
+#include "node/cli/common.h"
+#include "node/file_io.h"
+#include "node/naming.h"
+#include "node/units.h"
+
+namespace swarmcast::node::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+// Transfers running on this machine, from the status files they keep in
+// StateDir(). Files of processes that are gone are removed.
+int LocalStatus(const CommonFlags& common) {
+  const auto dir = StateDir();
+  Json list = Json::array();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".json") continue;
+    auto text = ReadFileBounded(entry.path(), 1 << 20);
+    if (!text) continue;
+    Json j = Json::parse(*text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("pid") || !j["pid"].is_number_integer()) {
+      continue;
+    }
+    const auto pid = j["pid"].get<long>();
+    // Writers refresh their file every 2 s; an old file is a dead process's
+    // even when its pid has been reused.
+    const auto age = std::time(nullptr) - j.value("updated_unix", std::int64_t{0});
+    if (pid <= 0 || age > 15 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+      std::filesystem::remove(entry.path(), ec);
+      continue;
+    }
+    list.push_back(std::move(j));
+  }
+  if (common.json) {
+    std::cout << Json({{"state_dir", dir.string()}, {"transfers", list}}).dump() << "\n";
+    return kExitOk;
+  }
+  if (list.empty()) {
+    std::cout << "no transfers running (" << dir.string() << ")\n";
+    return kExitOk;
+  }
+  std::printf("%-7s %-5s %-28s %-18s %7s %12s %12s %5s\n", "PID", "ROLE", "NAME", "STATE", "DONE",
+              "DOWN", "UP", "PEERS");
+  for (const Json& j : list) {
+    const double total = j.value("total_bytes", 0.0);
+    const double done = j.value("done_bytes", 0.0);
+    std::printf("%-7ld %-5s %-28.28s %-18.18s %6.1f%% %10s/s %10s/s %5d\n", j.value("pid", 0L),
+                j.value("role", "").c_str(), j.value("name", "").c_str(),
+                j.value("state", "").c_str(), total > 0 ? 100 * done / total : 100.0,
+                FormatBytes(j.value("down_rate", 0.0)).c_str(),
+                FormatBytes(j.value("up_rate", 0.0)).c_str(), j.value("peers", 0));
+  }
+  return kExitOk;
+}
+
+int SwarmStatus(RegistryClient& client, const std::string& key, const CommonFlags& common) {
+  auto swarm = client.GetSwarm(key);
+  if (!swarm) {
+    Complain(ToString(swarm.error()));
+    return ExitFor(swarm.error());
+  }
+  auto view = client.GetCompletion(key);
+  if (!view) {
+    Complain(ToString(view.error()));
+    return ExitFor(view.error());
+  }
+  if (common.json) {
+    Json stragglers = Json::array();
+    for (const Straggler& s : view->stragglers) {
+      stragglers.push_back({{"peer_id", s.peer_id},
+                            {"ip", s.ip},
+                            {"port", s.port},
+                            {"left", s.left},
+                            {"since", s.since},
+                            {"last_announce", s.last_announce}});
+    }
+    Json j = {{"name", swarm->name},         {"info_hash", swarm->info_hash},
+              {"size", swarm->size},         {"seeders", swarm->seeders},
+              {"leechers", swarm->leechers}, {"completed", swarm->completed},
+              {"total", view->total},        {"done", view->done},
+              {"running", view->running},    {"stale", view->stale},
+              {"all_done", view->AllDone()}, {"stragglers", stragglers}};
+    std::cout << j.dump() << "\n";
+    return kExitOk;
+  }
+  std::cout << swarm->name << " " << swarm->info_hash << " ("
+            << FormatBytes(static_cast<double>(swarm->size)) << ")\n"
+            << "  done " << view->done << "/" << view->total << ", running " << view->running
+            << ", stale " << view->stale << (view->AllDone() ? "  -- every peer is done" : "")
+            << "\n";
+  if (!view->stragglers.empty()) {
+    std::printf("  %-15s %-6s %12s %s\n", "IP", "PORT", "LEFT", "PEER ID");
+    for (const Straggler& s : view->stragglers) {
+      std::printf("  %-15s %-6lld %12s %s\n", s.ip.c_str(), static_cast<long long>(s.port),
+                  FormatBytes(static_cast<double>(s.left)).c_str(), s.peer_id.c_str());
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunStatus(int argc, char** argv) {
+  CommonFlags common;
+  TrackerFlags trk;
+  std::string key;
+  po::options_description d("Options");
+  d.add_options()("swarm", po::value(&key), "registry name or info-hash (with --tracker)");
+  AddTrackerOptions(d, trk);
+  AddCommonOptions(d, common);
+  po::positional_options_description pos;
+  pos.add("swarm", 1);
+  po::variables_map vm;
+  if (auto code =
+          ParseArgs(argc, argv, d, pos, "swarmcast status [--tracker URL NAME|INFOHASH] [--json]",
+                    "Without --tracker: the seeds and downloads running on this machine\n"
+                    "(from the status files in $SWARMCAST_STATE_DIR, else\n"
+                    "$XDG_RUNTIME_DIR/swarmcast, else /tmp/swarmcast-UID).\n"
+                    "With --tracker URL NAME: the swarm's completion as the tracker sees it:\n"
+                    "how many peers are done, still running or stale, and the stragglers.",
+                    vm)) {
+    return *code;
+  }
+  if (trk.tracker.empty()) {
+    if (!key.empty()) {
+      Complain("a swarm name needs --tracker URL");
+      return kExitUsage;
+    }
+    return LocalStatus(common);
+  }
+  if (key.empty() || (!IsValidSwarmName(key) && !IsInfoHashHex(key))) {
+    Complain("status --tracker wants a swarm name or 40-hex info-hash");
+    return kExitUsage;
+  }
+  auto client = ToRegistryClient(trk);
+  if (!client) return kExitUsage;
+  return SwarmStatus(*client, key, common);
+}
+
+}  // namespace swarmcast::node::cli

@@ -1,0 +1,242 @@
+#include "node/cli/common.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "node/units.h"
+
+namespace swarmcast::node::cli {
+
+const char kExitCodesHelp[] =
+    "Exit codes:\n"
+    "  0  success\n"
+    "  1  unexpected internal failure\n"
+    "  2  bad command line\n"
+    "  3  tracker unreachable or refused (swarm not found, name taken, bad token)\n"
+    "  4  metainfo refused (unsafe file names, limits, info-hash mismatch)\n"
+    "  5  storage error (target exists, disk full, read-only, I/O error)\n"
+    "  6  interrupted (SIGINT/SIGTERM) before the download completed\n"
+    "  7  network setup error (cannot listen, bad peer address)\n"
+    "  8  stalled: no data arrived for --stall-timeout (the verified part is kept)\n";
+
+void AddCommonOptions(po::options_description& d, CommonFlags& f) {
+  d.add_options()("help,h", "show this help")("json", po::bool_switch(&f.json),
+                                              "print one JSON object on stdout when done")(
+      "quiet,q", po::bool_switch(&f.quiet), "no progress output on stderr")(
+      "progress-interval", po::value(&f.progress_interval)->default_value(f.progress_interval),
+      "seconds between progress lines when stderr is not a terminal");
+}
+
+void AddNetworkOptions(po::options_description& d, NetworkFlags& f) {
+  d.add_options()("listen", po::value(&f.listen)->default_value(f.listen),
+                  "IP:PORT to accept peers on (PORT 0: any); outgoing connections use this IP")(
+      "connect", po::value(&f.connect)->composing(),
+      "IP:PORT of a peer to connect to directly, besides those the tracker gives (repeatable)")(
+      "disk-io", po::value(&f.disk_io)->default_value(f.disk_io),
+      "disk back-end: posix (pread/pwrite) or mmap")(
+      "max-download-rate", po::value(&f.max_download_rate)->default_value(f.max_download_rate),
+      "bytes/s, e.g. 50MiB (0: unlimited)")(
+      "max-upload-rate", po::value(&f.max_upload_rate)->default_value(f.max_upload_rate),
+      "bytes/s (0: unlimited)");
+}
+
+void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {
+  d.add_options()("tracker", po::value(&f.tracker), "tracker base URL, e.g. http://10.0.0.1:6969")(
+      "token", po::value(&f.token), "admin token for publishing (default: $SWARMCAST_TOKEN)")(
+      "timeout", po::value(&f.timeout)->default_value(f.timeout), "per-request tracker timeout");
+}
+
+std::optional<int> ParseArgs(int argc, char** argv, const po::options_description& d,
+                             const po::positional_options_description& pos,
+                             const std::string& usage, const std::string& about,
+                             po::variables_map& vm) {
+  try {
+    po::store(po::command_line_parser(argc, argv).options(d).positional(pos).run(), vm);
+    if (vm.count("help")) {
+      std::cout << "Usage: " << usage << "\n\n" << about << "\n\n" << d << "\n" << kExitCodesHelp;
+      return kExitOk;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "swarmcast: " << e.what() << "\nUsage: " << usage << "\n(see --help)\n";
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f) {
+  NetworkOptions n;
+  const auto colon = f.listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    Complain("--listen wants IP:PORT, got '" + f.listen + "'");
+    return std::nullopt;
+  }
+  n.listen_ip = f.listen.substr(0, colon);
+  if (n.listen_ip.size() > 2 && n.listen_ip.front() == '[' && n.listen_ip.back() == ']') {
+    n.listen_ip = n.listen_ip.substr(1, n.listen_ip.size() - 2);
+  }
+  const std::string port = f.listen.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535) {
+    Complain("--listen has a bad port: '" + f.listen + "'");
+    return std::nullopt;
+  }
+  n.listen_port = std::stoi(port);
+  if (f.disk_io == "posix") {
+    n.disk_io = DiskIo::kPosix;
+  } else if (f.disk_io == "mmap") {
+    n.disk_io = DiskIo::kMmap;
+  } else {
+    Complain("--disk-io must be posix or mmap");
+    return std::nullopt;
+  }
+  auto down = ParseByteSize(f.max_download_rate);
+  auto up = ParseByteSize(f.max_upload_rate);
+  if (!down || !up) {
+    Complain(!down ? down.error() : up.error());
+    return std::nullopt;
+  }
+  n.max_download_rate = *down;
+  n.max_upload_rate = *up;
+  return n;
+}
+
+std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f) {
+  if (f.tracker.empty()) {
+    Complain("--tracker URL is required");
+    return std::nullopt;
+  }
+  auto url = ParseTrackerUrl(f.tracker);
+  if (!url) {
+    Complain(url.error());
+    return std::nullopt;
+  }
+  auto timeout = ParseDuration(f.timeout);
+  if (!timeout || timeout->count() == 0) {
+    Complain(timeout ? "--timeout must be above 0" : timeout.error());
+    return std::nullopt;
+  }
+  std::string token = f.token;
+  if (token.empty()) {
+    if (const char* env = std::getenv("SWARMCAST_TOKEN")) token = env;
+  }
+  return RegistryClient(*url, *timeout, token);
+}
+
+ProgressMode ChooseProgressMode(const CommonFlags& f) {
+  if (f.quiet) return ProgressMode::kNone;
+  return ::isatty(STDERR_FILENO) ? ProgressMode::kBar : ProgressMode::kLines;
+}
+
+std::chrono::milliseconds ProgressInterval(const CommonFlags& f) {
+  auto d = ParseDuration(f.progress_interval);
+  if (!d || d->count() < 100) return std::chrono::milliseconds(5000);
+  return *d;
+}
+
+std::filesystem::path StateDir() {
+  if (const char* env = std::getenv("SWARMCAST_STATE_DIR"); env && *env) return env;
+  if (const char* run = std::getenv("XDG_RUNTIME_DIR"); run && *run) {
+    return std::filesystem::path(run) / "swarmcast";
+  }
+  return "/tmp/swarmcast-" + std::to_string(::getuid());
+}
+
+std::filesystem::path StatusFilePath() {
+  std::error_code ec;
+  const auto dir = StateDir();
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return {};
+  return dir / (std::to_string(::getpid()) + ".json");
+}
+
+void Complain(const std::string& msg) { std::fprintf(stderr, "swarmcast: %s\n", msg.c_str()); }
+
+int ExitFor(const RegistryError&) { return kExitTracker; }
+
+int ExitFor(const TransferError& e) {
+  switch (e.kind) {
+    case TransferError::Kind::kMetainfo:
+      return kExitMetainfo;
+    case TransferError::Kind::kStorage:
+      return kExitStorage;
+    case TransferError::Kind::kNetwork:
+      return kExitNetwork;
+    case TransferError::Kind::kStalled:
+      return kExitStalled;
+    case TransferError::Kind::kInternal:
+      return kExitFailure;
+  }
+  return kExitFailure;
+}
+
+}  // namespace swarmcast::node::cli
+
+namespace swarmcast::node::cli {
+
+Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f) {
+  using Clock = std::chrono::steady_clock;
+  const ProgressMode mode = ChooseProgressMode(f);
+  const auto interval = ProgressInterval(f);
+  const auto start = Clock::now();
+  auto next = start;
+  const std::string label = options.path.filename().string();
+  std::error_code ec;
+  const auto bytes_total = std::filesystem::is_regular_file(options.path, ec)
+                               ? std::filesystem::file_size(options.path, ec)
+                               : 0;
+  options.progress = [&](std::int64_t done, std::int64_t total) {
+    const auto now = Clock::now();
+    if (mode == ProgressMode::kNone || (now < next && done != total)) return;
+    const double secs = std::chrono::duration<double>(now - start).count();
+    const double frac = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+    std::string rate;
+    if (bytes_total > 0 && secs > 0) {
+      rate = "  " + FormatBytes(frac * static_cast<double>(bytes_total) / secs) + "/s";
+    }
+    if (mode == ProgressMode::kBar) {
+      std::fprintf(stderr, "\rhashing %s: %5.1f%% (%lld/%lld pieces)%s\033[K%s", label.c_str(),
+                   100 * frac, static_cast<long long>(done), static_cast<long long>(total),
+                   rate.c_str(), done == total ? "\n" : "");
+      next = now + std::chrono::milliseconds(200);
+    } else {
+      std::fprintf(stderr, "hashing %s: %5.1f%% (%lld/%lld pieces)%s\n", label.c_str(), 100 * frac,
+                   static_cast<long long>(done), static_cast<long long>(total), rate.c_str());
+      next = now + interval;
+    }
+  };
+  return BuildMetainfo(options);
+}
+
+}  // namespace swarmcast::node::cli
+
+namespace swarmcast::node::cli {
+
+nlohmann::json ReportJson(const TransferReport& r) {
+  const double rate =
+      r.download_seconds > 0 ? static_cast<double>(r.total_bytes) / r.download_seconds : 0.0;
+  return {{"name", r.name},
+          {"info_hash", r.info_hash},
+          {"path", r.path.string()},
+          {"end", ToString(r.end)},
+          {"complete", r.complete},
+          {"size", r.total_bytes},
+          {"piece_length", r.piece_length},
+          {"pieces", r.pieces_total},
+          {"pieces_at_start", r.pieces_at_start},
+          {"pieces_done", r.pieces_done},
+          {"downloaded_bytes", r.downloaded_bytes},
+          {"uploaded_bytes", r.uploaded_bytes},
+          {"failed_bytes", r.failed_bytes},
+          {"hash_failures", r.hash_failures},
+          {"banned_peers", r.banned_peers},
+          {"download_seconds", r.download_seconds},
+          {"download_rate", rate},
+          {"total_seconds", r.total_seconds},
+          {"distributed_copies", r.distributed_copies}};
+}
+
+}  // namespace swarmcast::node::cli

@@ -1,0 +1,100 @@
+// What every `swarmcast` subcommand shares: exit codes, option groups,
+// output helpers. Commands run on the main thread; RunTransfer makes it the
+// control thread.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "node/registry_client.h"
+#include "node/transfer.h"
+
+namespace swarmcast::node::cli {
+
+namespace po = boost::program_options;
+
+// Documented in `swarmcast --help` and node/README.md.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,      // unexpected internal failure
+  kExitUsage = 2,        // bad command line
+  kExitTracker = 3,      // tracker unreachable, swarm not found, name taken
+  kExitMetainfo = 4,     // metainfo refused (unsafe paths, limits, hash mismatch)
+  kExitStorage = 5,      // target exists, disk full, read-only, I/O error
+  kExitInterrupted = 6,  // SIGINT/SIGTERM before the download completed
+  kExitNetwork = 7,      // cannot listen, bad peer address
+  kExitStalled = 8,      // no progress for --stall-timeout
+};
+
+extern const char kExitCodesHelp[];
+
+// Options every command takes.
+struct CommonFlags {
+  bool json = false;
+  bool quiet = false;
+  std::string progress_interval = "5s";
+};
+void AddCommonOptions(po::options_description& d, CommonFlags& f);
+
+// --listen, --connect, --disk-io, rate limits.
+struct NetworkFlags {
+  std::string listen = "0.0.0.0:0";
+  std::vector<std::string> connect;
+  std::string disk_io = "posix";
+  std::string max_download_rate = "0";
+  std::string max_upload_rate = "0";
+};
+void AddNetworkOptions(po::options_description& d, NetworkFlags& f);
+
+// --tracker, --token, --timeout.
+struct TrackerFlags {
+  std::string tracker;
+  std::string token;
+  std::string timeout = "10s";
+};
+void AddTrackerOptions(po::options_description& d, TrackerFlags& f);
+
+// Parses argv (after the subcommand) into `d`; prints help and returns
+// kExitOk when --help was given, or an error and kExitUsage. nullopt: go on.
+std::optional<int> ParseArgs(int argc, char** argv, const po::options_description& d,
+                             const po::positional_options_description& pos,
+                             const std::string& usage, const std::string& about,
+                             po::variables_map& vm);
+
+// Each returns nullopt after printing why (exit with kExitUsage).
+std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f);
+std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f);
+ProgressMode ChooseProgressMode(const CommonFlags& f);
+std::chrono::milliseconds ProgressInterval(const CommonFlags& f);
+
+// Where running transfers publish their status files.
+std::filesystem::path StateDir();
+std::filesystem::path StatusFilePath();
+
+// "swarmcast: <msg>" on stderr.
+void Complain(const std::string& msg);
+int ExitFor(const RegistryError& e);
+int ExitFor(const TransferError& e);
+
+}  // namespace swarmcast::node::cli
+
+#include "node/metainfo_builder.h"
+
+namespace swarmcast::node::cli {
+
+// BuildMetainfo with a progress bar / lines on stderr (per CommonFlags).
+Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f);
+
+}  // namespace swarmcast::node::cli
+
+#include <nlohmann/json.hpp>
+
+namespace swarmcast::node::cli {
+
+// The fields of a TransferReport, as `--json` prints them.
+nlohmann::json ReportJson(const TransferReport& r);
+
+}  // namespace swarmcast::node::cli

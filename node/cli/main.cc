@@ -1,0 +1,60 @@
+// swarmcast: distribute one large file to many machines over BitTorrent,
+// through swarmcast-tracker. The process edge: exceptions stop here.
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "node/cli/commands.h"
+#include "node/cli/common.h"
+
+namespace {
+
+constexpr char kHelp[] =
+    "Usage: swarmcast COMMAND [OPTIONS]\n"
+    "\n"
+    "Gets one large file (or directory) from a seed onto many machines: every\n"
+    "node downloads with BitTorrent and serves what it has to the others, so\n"
+    "the seed's uplink carries each piece about once.\n"
+    "\n"
+    "Commands:\n"
+    "  create PATH -o FILE.torrent            hash PATH into a metainfo file\n"
+    "  seed PATH --tracker URL [--name NAME]  hash, publish to the tracker, seed\n"
+    "  get NAME|INFOHASH --tracker URL -o DIR download, verify, then serve others\n"
+    "  status [--tracker URL NAME]            this machine's transfers, or a\n"
+    "                                         swarm's completion at the tracker\n"
+    "\n"
+    "`swarmcast COMMAND --help` explains each command's options. Every command\n"
+    "takes --json (one JSON object on stdout) and shows progress on stderr: a\n"
+    "bar on a terminal, one line every few seconds otherwise.\n"
+    "\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace swarmcast::node::cli;
+  std::signal(SIGPIPE, SIG_IGN);
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
+      !std::strcmp(argv[1], "help")) {
+    std::fputs(kHelp, argc < 2 ? stderr : stdout);
+    std::fputs(kExitCodesHelp, argc < 2 ? stderr : stdout);
+    return argc < 2 ? kExitUsage : kExitOk;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::puts("swarmcast 0.1.0");
+    return kExitOk;
+  }
+  const std::string cmd = argv[1];
+  try {
+    if (cmd == "create") return RunCreate(argc - 1, argv + 1);
+    if (cmd == "seed") return RunSeed(argc - 1, argv + 1);
+    if (cmd == "get") return RunGet(argc - 1, argv + 1);
+    if (cmd == "status") return RunStatus(argc - 1, argv + 1);
+  } catch (const std::exception& e) {
+    Complain(std::string("internal error: ") + e.what());
+    return kExitFailure;
+  }
+  Complain("unknown command '" + cmd + "' (try swarmcast --help)");
+  return kExitUsage;
+}

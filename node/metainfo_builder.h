@@ -1,0 +1,41 @@
+// Hashes a file or directory into a metainfo (.torrent) that stock
+// BitTorrent clients can read: BitTorrent v1 by default, or hybrid v1+v2.
+// Hashing runs on libtorrent's hashing threads (one per core unless told
+// otherwise) and reports progress per finished piece on the calling thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "proto/result.h"
+
+namespace swarmcast::node {
+
+struct BuildOptions {
+  std::filesystem::path path;   // a regular file or a directory
+  std::int64_t piece_size = 0;  // 0: ChoosePieceSize(total size)
+  bool hybrid = false;          // v1+v2; default v1 only
+  std::string announce_url;     // may be empty
+  std::string comment;
+  int hashing_threads = 0;  // 0: one per core
+  // Called on the calling thread after each piece: (pieces done, total).
+  std::function<void(std::int64_t, std::int64_t)> progress;
+};
+
+struct BuiltMetainfo {
+  std::string bytes;      // the bencoded .torrent
+  std::string info_hash;  // v1 info-hash, 40 hex
+  std::string name;
+  std::int64_t total_size = 0;
+  std::int64_t piece_length = 0;
+  std::int64_t num_pieces = 0;
+  std::int64_t num_files = 0;
+};
+
+// Fails (with a message naming the path) when the path is missing, is not
+// a regular file or directory, holds no data, or cannot be read.
+Result<BuiltMetainfo, std::string> BuildMetainfo(const BuildOptions& options);
+
+}  // namespace swarmcast::node

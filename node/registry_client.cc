@@ -1,0 +1,252 @@
+#include "node/registry_client.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <nlohmann/json.hpp>
+
+namespace swarmcast::node {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using Json = nlohmann::json;
+
+constexpr std::size_t kJsonLimit = 4u << 20;
+constexpr std::size_t kTorrentLimit = 32u << 20;
+
+RegistryError Err(RegistryError::Kind kind, std::string msg, int status = 0) {
+  return RegistryError{kind, status, std::move(msg)};
+}
+
+std::int64_t IntOr0(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return (it != j.end() && it->is_number_integer()) ? it->get<std::int64_t>() : 0;
+}
+std::string StrOrEmpty(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return (it != j.end() && it->is_string()) ? it->get<std::string>() : std::string();
+}
+
+Result<Json, RegistryError> ParseObject(const std::string& body) {
+  Json j = Json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return Unexpected(Err(RegistryError::Kind::kBadResponse, "tracker sent invalid JSON"));
+  }
+  return j;
+}
+
+// Keys are names or hex info-hashes, validated by the caller; percent-encode
+// anything else anyway so a path can never be smuggled in.
+std::string EscapePath(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '.' || c == '_' || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      static constexpr char kHex[] = "0123456789ABCDEF";
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string TrackerUrl::ToString() const { return "http://" + host + ":" + port + base_path; }
+std::string TrackerUrl::AnnounceUrl() const { return ToString() + "/announce"; }
+
+Result<TrackerUrl, std::string> ParseTrackerUrl(std::string_view url) {
+  const std::string original(url);
+  constexpr std::string_view kScheme = "http://";
+  if (!url.starts_with(kScheme)) {
+    return Unexpected("tracker URL must start with http:// (got '" + original + "')");
+  }
+  url.remove_prefix(kScheme.size());
+  TrackerUrl out;
+  const std::size_t slash = url.find('/');
+  std::string_view hostport = url.substr(0, slash);
+  if (slash != std::string_view::npos) {
+    std::string_view path = url.substr(slash);
+    while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+    out.base_path = std::string(path);
+  }
+  const std::size_t colon = hostport.rfind(':');
+  if (colon != std::string_view::npos && hostport.find(']') == std::string_view::npos) {
+    out.host = std::string(hostport.substr(0, colon));
+    out.port = std::string(hostport.substr(colon + 1));
+  } else {
+    out.host = std::string(hostport);
+  }
+  if (out.host.empty()) return Unexpected("tracker URL has no host: '" + original + "'");
+  if (out.port.empty() || out.port.size() > 5 ||
+      out.port.find_first_not_of("0123456789") != std::string::npos || std::stoi(out.port) == 0 ||
+      std::stoi(out.port) > 65535) {
+    return Unexpected("tracker URL has a bad port: '" + original + "'");
+  }
+  return out;
+}
+
+std::string ToString(const RegistryError& e) {
+  if (e.http_status != 0)
+    return "tracker: HTTP " + std::to_string(e.http_status) + ": " + e.message;
+  return "tracker: " + e.message;
+}
+
+RegistryClient::RegistryClient(TrackerUrl url, std::chrono::milliseconds timeout,
+                               std::string admin_token)
+    : url_(std::move(url)), timeout_(timeout), admin_token_(std::move(admin_token)) {}
+
+Result<RegistryClient::Response, RegistryError> RegistryClient::Request(const std::string& method,
+                                                                        const std::string& target,
+                                                                        const std::string& body,
+                                                                        std::size_t body_limit) {
+  // Async operations on a private io_context run for at most the timeout:
+  // Beast's sync calls have no deadline of their own.
+  asio::io_context ioc;
+  beast::tcp_stream stream(ioc);
+  asio::ip::tcp::resolver resolver(ioc);
+  http::request<http::string_body> req{method == "PUT" ? http::verb::put : http::verb::get,
+                                       url_.base_path + target, 11};
+  req.set(http::field::host, url_.host + ":" + url_.port);
+  req.set(http::field::user_agent, "swarmcast/0.1");
+  req.set(http::field::connection, "close");
+  if (!admin_token_.empty()) req.set(http::field::authorization, "Bearer " + admin_token_);
+  if (method == "PUT") {
+    req.set(http::field::content_type, "application/x-bittorrent");
+    req.body() = body;
+    req.prepare_payload();
+  }
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(body_limit);
+  parser.header_limit(16 * 1024);
+  beast::error_code failure;
+  std::string stage = "resolve";
+
+  stream.expires_after(timeout_);
+  resolver.async_resolve(url_.host, url_.port, [&](beast::error_code ec, auto results) {
+    if (ec) {
+      failure = ec;
+      return;
+    }
+    stage = "connect";
+    stream.async_connect(results, [&](beast::error_code ec2, auto) {
+      if (ec2) {
+        failure = ec2;
+        return;
+      }
+      stage = "send";
+      http::async_write(stream, req, [&](beast::error_code ec3, std::size_t) {
+        if (ec3) {
+          failure = ec3;
+          return;
+        }
+        stage = "read";
+        http::async_read(stream, buffer, parser, [&](beast::error_code ec4, std::size_t) {
+          if (ec4) failure = ec4;
+          stage = "done";
+        });
+      });
+    });
+  });
+  ioc.run_for(timeout_ + std::chrono::milliseconds(200));
+  if (stage != "done" && !failure) failure = asio::error::timed_out;
+  if (failure) {
+    return Unexpected(Err(RegistryError::Kind::kUnreachable,
+                          stage + " " + url_.ToString() + target + ": " + failure.message()));
+  }
+  beast::error_code ignored;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  auto& res = parser.get();
+  return Response{static_cast<int>(res.result_int()), std::move(res.body())};
+}
+
+namespace {
+
+RegistryError StatusError(int status, const std::string& body) {
+  std::string msg = "request failed";
+  Json j = Json::parse(body, nullptr, false);
+  if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_string()) {
+    msg = j["error"].get<std::string>();
+  }
+  RegistryError::Kind kind = RegistryError::Kind::kRejected;
+  if (status == 404) kind = RegistryError::Kind::kNotFound;
+  if (status == 409) kind = RegistryError::Kind::kConflict;
+  return Err(kind, msg, status);
+}
+
+}  // namespace
+
+Result<PublishResult, RegistryError> RegistryClient::Publish(const std::string& name,
+                                                             const std::string& torrent_bytes,
+                                                             const std::string& push) {
+  std::string target = "/v1/swarms/" + EscapePath(name);
+  if (!push.empty()) target += "?push=" + EscapePath(push);
+  auto r = Request("PUT", target, torrent_bytes, kJsonLimit);
+  if (!r) return Unexpected(r.error());
+  if (r->status != 200 && r->status != 201) return Unexpected(StatusError(r->status, r->body));
+  auto j = ParseObject(r->body);
+  if (!j) return Unexpected(j.error());
+  PublishResult out;
+  out.created = r->status == 201;
+  out.name = StrOrEmpty(*j, "name");
+  out.info_hash = StrOrEmpty(*j, "info_hash");
+  return out;
+}
+
+Result<SwarmInfo, RegistryError> RegistryClient::GetSwarm(const std::string& key) {
+  auto r = Request("GET", "/v1/swarms/" + EscapePath(key), {}, kJsonLimit);
+  if (!r) return Unexpected(r.error());
+  if (r->status != 200) return Unexpected(StatusError(r->status, r->body));
+  auto j = ParseObject(r->body);
+  if (!j) return Unexpected(j.error());
+  SwarmInfo out;
+  out.name = StrOrEmpty(*j, "name");
+  out.info_hash = StrOrEmpty(*j, "info_hash");
+  out.size = IntOr0(*j, "size");
+  out.seeders = IntOr0(*j, "seeders");
+  out.leechers = IntOr0(*j, "leechers");
+  out.completed = IntOr0(*j, "completed");
+  out.push = StrOrEmpty(*j, "push");
+  return out;
+}
+
+Result<std::string, RegistryError> RegistryClient::GetTorrent(const std::string& key) {
+  auto r = Request("GET", "/v1/swarms/" + EscapePath(key) + "/torrent", {}, kTorrentLimit);
+  if (!r) return Unexpected(r.error());
+  if (r->status != 200) return Unexpected(StatusError(r->status, r->body));
+  return std::move(r->body);
+}
+
+Result<CompletionView, RegistryError> RegistryClient::GetCompletion(const std::string& key) {
+  auto r = Request("GET", "/v1/swarms/" + EscapePath(key) + "/completion", {}, kJsonLimit);
+  if (!r) return Unexpected(r.error());
+  if (r->status != 200) return Unexpected(StatusError(r->status, r->body));
+  auto j = ParseObject(r->body);
+  if (!j) return Unexpected(j.error());
+  CompletionView out;
+  out.total = IntOr0(*j, "total");
+  out.done = IntOr0(*j, "done");
+  out.running = IntOr0(*j, "running");
+  out.stale = IntOr0(*j, "stale");
+  auto it = j->find("stragglers");
+  if (it != j->end() && it->is_array()) {
+    for (const Json& s : *it) {
+      if (!s.is_object()) continue;
+      if (out.stragglers.size() >= 10'000) break;
+      out.stragglers.push_back(Straggler{StrOrEmpty(s, "peer_id"), StrOrEmpty(s, "ip"),
+                                         IntOr0(s, "port"), IntOr0(s, "left"), IntOr0(s, "since"),
+                                         IntOr0(s, "last_announce")});
+    }
+  }
+  return out;
+}
+
+}  // namespace swarmcast::node

@@ -1,0 +1,617 @@
+#include "node/transfer.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <cstdio>
+#include <deque>
+#include <libtorrent/add_torrent_params.hpp>
+#include <libtorrent/alert_types.hpp>
+#include <libtorrent/peer_info.hpp>
+#include <libtorrent/read_resume_data.hpp>
+#include <libtorrent/session.hpp>
+#include <libtorrent/torrent_handle.hpp>
+#include <libtorrent/torrent_info.hpp>
+#include <libtorrent/torrent_status.hpp>
+#include <libtorrent/write_resume_data.hpp>
+#include <sstream>
+
+#include "node/file_io.h"
+#include "node/piece_salvage.h"
+#include "node/progress.h"
+#include "node/session_config.h"
+#include "node/units.h"
+
+namespace swarmcast::node {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Kind = TransferError::Kind;
+
+constexpr auto kTick = std::chrono::milliseconds(500);
+constexpr auto kStatusEvery = std::chrono::seconds(2);
+constexpr auto kPollEvery = std::chrono::seconds(2);
+constexpr auto kStopGrace = std::chrono::seconds(5);
+constexpr std::size_t kMaxResumeBytes = 64u << 20;
+
+std::string Hex(const lt::sha1_hash& h) {
+  std::ostringstream o;
+  o << h;
+  return o.str();
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Bytes the files under `dir` already occupy on disk (sparse-aware).
+std::int64_t AllocatedBytes(const fs::path& dir) {
+  std::int64_t total = 0;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      total += static_cast<std::int64_t>(st.st_blocks) * 512;
+    }
+  }
+  return total;
+}
+
+class Transfer {
+ public:
+  explicit Transfer(const TransferOptions& o)
+      : o_(o), tick_(ioc_), signals_(ioc_, SIGINT, SIGTERM) {}
+  ~Transfer() {
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+  }
+  Transfer(const Transfer&) = delete;
+  Transfer& operator=(const Transfer&) = delete;
+
+  Result<TransferReport, TransferError> Run() {
+    if (auto e = Prepare()) return Unexpected(*e);
+    if (auto e = Start()) return Unexpected(*e);
+    WaitForSignal();
+    ScheduleTick();
+    ioc_.run();
+
+    if (o_.hooks.on_stop) o_.hooks.on_stop();
+    if (h_.is_valid()) Record(h_.status());
+    ShowProgress(true);
+    if (!o_.status_file.empty()) {
+      std::error_code ec;
+      fs::remove(o_.status_file, ec);
+    }
+    report_.total_seconds = Seconds();
+    // Destroying the session sends the tracker its "stopped" announce
+    // (bounded by stop_tracker_timeout) and joins libtorrent's threads.
+    lt::session_proxy proxy = ses_->abort();
+    ses_.reset();
+    if (error_) return Unexpected(*error_);
+    report_.end = end_.value_or(TransferEnd::kInterrupted);
+    return report_;
+  }
+
+ private:
+  bool IsGet() const { return o_.role == TransferOptions::Role::kGet; }
+  double Seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+  std::optional<TransferError> Prepare() {
+    lt::load_torrent_limits limits;
+    limits.max_buffer_size = 32 << 20;
+    limits.max_pieces = 0x200000;
+    limits.max_decode_tokens = 4000000;
+    try {
+      ti_ = std::make_shared<lt::torrent_info>(
+          lt::span<const char>(o_.torrent_bytes.data(),
+                               static_cast<std::ptrdiff_t>(o_.torrent_bytes.size())),
+          limits, lt::from_span);
+    } catch (const std::exception& e) {
+      return TransferError{Kind::kMetainfo, std::string("metainfo refused: ") + e.what()};
+    }
+    report_.info_hash = Hex(ti_->info_hashes().v1);
+    if (!o_.expected_info_hash.empty() && Lower(o_.expected_info_hash) != report_.info_hash) {
+      return TransferError{Kind::kMetainfo, "info-hash mismatch: asked for " +
+                                                o_.expected_info_hash + ", the tracker sent " +
+                                                report_.info_hash};
+    }
+    report_.name = ti_->name();
+    report_.total_bytes = ti_->total_size();
+    report_.piece_length = ti_->piece_length();
+    report_.pieces_total = ti_->num_pieces();
+    final_path_ = o_.dir / ti_->name();
+    report_.path = final_path_;
+
+    std::error_code ec;
+    if (!IsGet()) {
+      if (!fs::exists(final_path_, ec)) {
+        return TransferError{Kind::kStorage, final_path_.string() + ": no such file or directory"};
+      }
+      save_path_ = o_.dir;
+      return std::nullopt;
+    }
+    fs::create_directories(o_.dir, ec);
+    if (ec)
+      return TransferError{Kind::kStorage,
+                           "cannot create " + o_.dir.string() + ": " + ec.message()};
+    if (fs::exists(fs::symlink_status(final_path_, ec))) {
+      return TransferError{
+          Kind::kStorage, final_path_.string() + " already exists; remove it or choose another -o"};
+    }
+    const fs::path root = o_.dir / ".swarmcast";
+    save_path_ = root / report_.info_hash;
+    resume_path_ = root / (report_.info_hash + ".resume");
+    fs::create_directories(save_path_, ec);
+    if (ec) {
+      return TransferError{Kind::kStorage,
+                           "cannot write to " + o_.dir.string() + ": " + ec.message()};
+    }
+    // One process per download directory and torrent: two would write the
+    // same staging files.
+    const fs::path lock_path = root / (report_.info_hash + ".lock");
+    lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+      return TransferError{Kind::kStorage, "another swarmcast process is downloading " +
+                                               report_.name + " into " + o_.dir.string()};
+    }
+    if (::access(save_path_.c_str(), W_OK) != 0) {
+      return TransferError{Kind::kStorage, "cannot write to " + o_.dir.string() + ": " +
+                                               std::generic_category().message(errno)};
+    }
+    struct statvfs vfs {};
+    if (::statvfs(o_.dir.c_str(), &vfs) == 0) {
+      const std::int64_t avail =
+          static_cast<std::int64_t>(vfs.f_bavail) * static_cast<std::int64_t>(vfs.f_frsize);
+      const std::int64_t have = AllocatedBytes(save_path_);
+      if (avail + have < report_.total_bytes) {
+        return TransferError{Kind::kStorage,
+                             "not enough space in " + o_.dir.string() + ": needs " +
+                                 FormatBytes(static_cast<double>(report_.total_bytes - have)) +
+                                 ", " + FormatBytes(static_cast<double>(avail)) + " free"};
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<TransferError> Start() {
+    ses_ = std::make_unique<lt::session>(LanSessionParams(o_.net));
+    ses_->set_alert_notify([this] {
+      // libtorrent's network thread: only wake the control thread.
+      if (!drain_posted_.exchange(true)) asio::post(ioc_, [this] { DrainAlerts(); });
+    });
+
+    lt::add_torrent_params atp;
+    if (IsGet() && fs::exists(resume_path_)) {
+      auto buf = ReadFileBounded(resume_path_, kMaxResumeBytes);
+      lt::error_code ec;
+      if (buf) {
+        atp = lt::read_resume_data(
+            lt::span<const char>(buf->data(), static_cast<std::ptrdiff_t>(buf->size())), ec);
+      }
+      if (!buf || ec || atp.info_hashes.v1 != ti_->info_hashes().v1) {
+        Note("ignoring unusable resume data " + resume_path_.string() + "; checking files");
+        atp = lt::add_torrent_params{};
+      } else {
+        resumed_ = true;
+      }
+    }
+    atp.ti = std::make_shared<lt::torrent_info>(*ti_);
+    atp.save_path = save_path_.string();
+    // Neither paused nor auto-managed: the auto-manage timer costs ~0.5 s
+    // at start, and clearing only auto_managed leaves the torrent paused.
+    atp.flags &= ~(lt::torrent_flags::paused | lt::torrent_flags::auto_managed);
+    if (!IsGet() && o_.data_verified) atp.flags |= lt::torrent_flags::seed_mode;
+    if (!o_.announce_url.empty()) atp.trackers = {o_.announce_url};
+    // Always set: resume data carries the limits of the previous run.
+    auto limit = [](std::int64_t rate) {
+      return rate > 0 ? static_cast<int>(std::min<std::int64_t>(rate, 0x7fffffff)) : -1;
+    };
+    atp.download_limit = limit(o_.net.max_download_rate);
+    atp.upload_limit = limit(o_.net.max_upload_rate);
+    lt::error_code ec;
+    h_ = ses_->add_torrent(std::move(atp), ec);
+    if (ec) return TransferError{Kind::kStorage, "cannot add the torrent: " + ec.message()};
+    for (const std::string& peer : o_.peers) {
+      const auto colon = peer.rfind(':');
+      lt::error_code aec;
+      const auto addr = lt::make_address(peer.substr(0, colon), aec);
+      if (colon == std::string::npos || aec) {
+        return TransferError{Kind::kNetwork, "bad peer address '" + peer + "' (want IP:PORT)"};
+      }
+      const int port = std::atoi(peer.c_str() + colon + 1);
+      if (port <= 0 || port > 65535) {
+        return TransferError{Kind::kNetwork, "bad peer port in '" + peer + "'"};
+      }
+      h_.connect_peer(lt::tcp::endpoint(addr, static_cast<std::uint16_t>(port)));
+    }
+    return std::nullopt;
+  }
+
+  void WaitForSignal() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      if (stopping_) {
+        ioc_.stop();  // a second signal: stop now
+        return;
+      }
+      Note("interrupted; saving state");
+      Finish(TransferEnd::kInterrupted);
+      WaitForSignal();
+    });
+  }
+
+  void ScheduleTick() {
+    tick_.expires_after(kTick);
+    tick_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec) return;
+      OnTick();
+      ScheduleTick();
+    });
+  }
+
+  void DrainAlerts() {
+    drain_posted_.store(false);
+    std::vector<lt::alert*> alerts;
+    ses_->pop_alerts(&alerts);
+    for (lt::alert* a : alerts) Handle(a);
+  }
+
+  void Handle(lt::alert* a) {
+    if (auto* p = lt::alert_cast<lt::torrent_checked_alert>(a)) {
+      (void)p;
+      checked_ = true;
+      report_.pieces_at_start =
+          h_.status(lt::torrent_handle::query_accurate_download_counters).num_pieces;
+      if (IsGet() && report_.pieces_at_start > 0) {
+        Note("resuming with " + std::to_string(report_.pieces_at_start) + " of " +
+             std::to_string(report_.pieces_total) + " pieces verified");
+      }
+      if (IsGet() && resumed_) Salvage();
+      if (o_.hooks.on_ready) o_.hooks.on_ready(MakeFeed());
+    } else if (lt::alert_cast<lt::torrent_finished_alert>(a)) {
+      if (IsGet()) OnDownloadVerified();
+    } else if (auto* p = lt::alert_cast<lt::piece_finished_alert>(a)) {
+      SaveResume(false);
+      if (o_.hooks.on_piece_verified) {
+        o_.hooks.on_piece_verified(static_cast<std::uint32_t>(static_cast<int>(p->piece_index)));
+      }
+    } else if (auto* p = lt::alert_cast<lt::hash_failed_alert>(a)) {
+      ++report_.hash_failures;
+      if (o_.hooks.on_hash_failed) {
+        o_.hooks.on_hash_failed(static_cast<std::uint32_t>(static_cast<int>(p->piece_index)));
+      }
+    } else if (auto* p = lt::alert_cast<lt::peer_ban_alert>(a)) {
+      ++report_.banned_peers;
+      Note("banned peer " + p->endpoint.address().to_string() +
+           " (sent data that failed the hash check)");
+    } else if (auto* p = lt::alert_cast<lt::file_error_alert>(a)) {
+      FailWith({Kind::kStorage, std::string(p->filename()) + ": " + lt::operation_name(p->op) +
+                                    ": " + p->error.message()});
+    } else if (auto* p = lt::alert_cast<lt::torrent_error_alert>(a)) {
+      FailWith({Kind::kStorage, std::string(p->filename()) + ": " + p->error.message()});
+    } else if (lt::alert_cast<lt::storage_moved_alert>(a)) {
+      OnMovedIntoPlace();
+    } else if (auto* p = lt::alert_cast<lt::storage_moved_failed_alert>(a)) {
+      moving_ = false;
+      const std::string why = p->error ? p->error.message() : "a file of that name exists";
+      FailWith({Kind::kStorage, "cannot move the download into " + o_.dir.string() + ": " + why +
+                                    " (" + std::string(p->file_path()) +
+                                    "); verified data stays in " + save_path_.string()});
+    } else if (auto* p = lt::alert_cast<lt::save_resume_data_alert>(a)) {
+      resume_in_flight_ = false;
+      if (!moving_ && !moved_) {
+        const std::vector<char> buf = lt::write_resume_data_buf(p->params);
+        if (auto ec = WriteFileAtomically(resume_path_, std::string_view(buf.data(), buf.size()))) {
+          Note("cannot write resume data " + resume_path_.string() + ": " + ec.message());
+        }
+      }
+      AfterResumeSave();
+    } else if (lt::alert_cast<lt::save_resume_data_failed_alert>(a)) {
+      resume_in_flight_ = false;
+      AfterResumeSave();
+    } else if (auto* p = lt::alert_cast<lt::listen_failed_alert>(a)) {
+      FailWith({Kind::kNetwork, "cannot listen on " + p->address.to_string() + ":" +
+                                    std::to_string(p->port) + ": " + p->error.message()});
+    } else if (auto* p = lt::alert_cast<lt::tracker_error_alert>(a)) {
+      if (tracker_errors_++ < 3) Note("tracker: " + p->message());
+    }
+  }
+
+  // Pieces verified after the last resume save are still on disk: hash
+  // them here instead of downloading them again. add_piece writes the same
+  // bytes back and marks the piece as had once libtorrent's own check
+  // passes.
+  void Salvage() {
+    const lt::torrent_status st = h_.status(lt::torrent_handle::query_pieces);
+    const int n = SalvageVerifiedPieces(*ti_, save_path_.string(), st.pieces,
+                                        [this](lt::piece_index_t piece, std::vector<char> data) {
+                                          h_.add_piece(piece, std::move(data));
+                                        });
+    report_.pieces_at_start += n;
+    if (n > 0) Note("found " + std::to_string(n) + " more verified pieces on disk");
+  }
+
+  PieceFeed MakeFeed() {
+    PieceFeed feed;
+    feed.pieces = report_.pieces_total;
+    feed.piece_length = report_.piece_length;
+    const lt::torrent_status st = h_.status(lt::torrent_handle::query_pieces);
+    feed.have.assign(static_cast<std::size_t>(feed.pieces), false);
+    for (int i = 0; i < st.pieces.size() && i < feed.pieces; ++i) {
+      feed.have[static_cast<std::size_t>(i)] = st.pieces[lt::piece_index_t(i)];
+    }
+    // Copies of the handle and the immutable torrent_info: both may be used
+    // from any thread. The vector overload of add_piece does not block.
+    feed.add_piece = [h = h_, ti = ti_](std::uint32_t piece, std::vector<char> data) {
+      if (piece >= static_cast<std::uint32_t>(ti->num_pieces())) return;
+      const lt::piece_index_t index(static_cast<int>(piece));
+      if (data.size() != static_cast<std::size_t>(ti->piece_size(index))) return;
+      h.add_piece(index, std::move(data));
+    };
+    feed.post = [this](std::function<void()> f) { asio::post(ioc_, std::move(f)); };
+    return feed;
+  }
+
+  // Resume data is saved whenever pieces finish, with one save in flight:
+  // what a SIGKILL can lose is the pieces of one save round trip.
+  void SaveResume(bool final_save) {
+    if (!IsGet() || moving_ || moved_ || !h_.is_valid()) return;
+    if (resume_in_flight_) {
+      resume_dirty_ = true;
+      return;
+    }
+    resume_in_flight_ = true;
+    resume_dirty_ = false;
+    h_.save_resume_data(final_save ? lt::torrent_handle::flush_disk_cache
+                                   : lt::resume_data_flags_t{});
+  }
+
+  void AfterResumeSave() {
+    if (resume_dirty_ || (stopping_ && !final_saved_)) {
+      final_saved_ = stopping_;
+      SaveResume(stopping_);
+      return;
+    }
+    if (stopping_) ioc_.stop();
+  }
+
+  void OnDownloadVerified() {
+    if (moving_ || moved_ || stopping_) return;
+    const lt::torrent_status st = h_.status();
+    if (st.num_pieces != report_.pieces_total) return;
+    report_.download_seconds = Seconds();
+    report_.complete = true;
+    moving_ = true;
+    h_.move_storage(o_.dir.string(), lt::move_flags_t::fail_if_exist);
+  }
+
+  void OnMovedIntoPlace() {
+    moving_ = false;
+    moved_ = true;
+    std::error_code ec;
+    fs::remove(resume_path_, ec);
+    fs::remove_all(save_path_, ec);
+    fs::remove(save_path_.parent_path() / (report_.info_hash + ".lock"), ec);
+    fs::remove(save_path_.parent_path(), ec);  // only if empty
+    if (!o_.linger || o_.linger->count() == 0) {
+      Finish(TransferEnd::kCompleted);
+      return;
+    }
+    linger_deadline_ = Clock::now() + *o_.linger;
+  }
+
+  void FailWith(TransferError e) {
+    if (error_) return;
+    error_ = std::move(e);
+    Finish(TransferEnd::kInterrupted);
+  }
+
+  void Finish(TransferEnd end) {
+    if (stopping_) return;
+    stopping_ = true;
+    end_ = end;
+    stop_deadline_ = Clock::now() + kStopGrace;
+    if (IsGet() && !moving_ && !moved_ && h_.is_valid()) {
+      h_.pause();
+      final_saved_ = !resume_in_flight_;
+      SaveResume(true);
+      return;
+    }
+    ioc_.stop();
+  }
+
+  double CopiesAmongPeers() {
+    std::vector<lt::peer_info> peers;
+    h_.get_peer_info(peers);
+    std::vector<int> count(static_cast<std::size_t>(report_.pieces_total), 0);
+    for (const lt::peer_info& p : peers) {
+      if (p.flags & lt::peer_info::seed) {
+        for (int& c : count) ++c;
+        continue;
+      }
+      const int n = std::min<int>(p.pieces.size(), static_cast<int>(count.size()));
+      for (int i = 0; i < n; ++i) {
+        if (p.pieces[lt::piece_index_t(i)]) ++count[static_cast<std::size_t>(i)];
+      }
+    }
+    if (count.empty()) return 0;
+    return *std::min_element(count.begin(), count.end());
+  }
+
+  void Record(const lt::torrent_status& st) {
+    report_.pieces_done = st.num_pieces;
+    report_.downloaded_bytes = st.total_payload_download;
+    report_.uploaded_bytes = st.total_payload_upload;
+    report_.failed_bytes = st.total_failed_bytes;
+    snap_.role = IsGet() ? "get" : "seed";
+    snap_.name = report_.name;
+    snap_.info_hash = report_.info_hash;
+    snap_.total_bytes = report_.total_bytes;
+    snap_.done_bytes = st.total_wanted_done;
+    snap_.pieces_total = report_.pieces_total;
+    snap_.pieces_done = st.num_pieces;
+    snap_.downloaded_bytes = st.total_payload_download;
+    snap_.uploaded_bytes = st.total_payload_upload;
+    snap_.down_rate = WindowRate(st.total_wanted_done, st.download_payload_rate);
+    snap_.up_rate = st.upload_payload_rate;
+    snap_.peers = st.num_peers;
+    snap_.seeds = st.num_seeds;
+    snap_.elapsed_seconds = Seconds();
+    snap_.state = StateName(st);
+  }
+
+  // Download rate from the progress of the last ~3 s: libtorrent's own
+  // rate lags by seconds at the start, which made the first ETAs absurd.
+  double WindowRate(std::int64_t done, double fallback) {
+    const auto now = Clock::now();
+    window_.emplace_back(now, done);
+    while (window_.size() > 2 && now - window_.front().first > std::chrono::seconds(3)) {
+      window_.pop_front();
+    }
+    const double dt = std::chrono::duration<double>(now - window_.front().first).count();
+    if (dt < 0.9) return fallback;
+    return std::max(0.0, static_cast<double>(done - window_.front().second) / dt);
+  }
+
+  std::string StateName(const lt::torrent_status& st) const {
+    if (moved_) return linger_deadline_ && !stopping_ ? "lingering" : "complete";
+    if (stopping_) return "stopping";
+    if (moving_) return "moving into place";
+    switch (st.state) {
+      case lt::torrent_status::checking_files:
+      case lt::torrent_status::checking_resume_data:
+        return "checking";
+      case lt::torrent_status::downloading:
+        return "downloading";
+      case lt::torrent_status::finished:
+      case lt::torrent_status::seeding:
+        return "seeding";
+      default:
+        return "starting";
+    }
+  }
+
+  void ShowProgress(bool final_line) {
+    if (o_.progress == ProgressMode::kBar) {
+      std::fprintf(stderr, "\r%s\033[K%s", RenderBar(snap_, 120).c_str(), final_line ? "\n" : "");
+      bar_drawn_ = !final_line;
+    } else if (o_.progress == ProgressMode::kLines) {
+      const auto now = Clock::now();
+      if (final_line || now >= next_line_) {
+        std::fprintf(stderr, "%s\n", RenderLine(snap_).c_str());
+        next_line_ = now + o_.progress_interval;
+      }
+    }
+  }
+
+  // A message on its own line, not mixed into the bar.
+  void Note(const std::string& msg) {
+    if (o_.progress == ProgressMode::kNone) return;
+    std::fprintf(stderr, "%sswarmcast: %s\n", bar_drawn_ ? "\r\033[K" : "", msg.c_str());
+  }
+
+  void OnTick() {
+    const auto now = Clock::now();
+    if (stopping_) {
+      if (now >= stop_deadline_) ioc_.stop();
+      return;
+    }
+    const lt::torrent_status st = h_.status();
+    Record(st);
+    ShowProgress(false);
+    if (!o_.status_file.empty() && now >= next_status_) {
+      next_status_ = now + kStatusEvery;
+      (void)WriteFileAtomically(
+          o_.status_file,
+          SnapshotJson(snap_, static_cast<long>(::getpid()),
+                       (moved_ || !IsGet() ? final_path_ : save_path_ / report_.name).string()) +
+              "\n");
+    }
+    if (IsGet()) {
+      if (checked_ && !moving_ && !moved_ && st.is_seeding) OnDownloadVerified();
+      if (st.total_wanted_done != last_done_ || moving_ || moved_ || !checked_) {
+        last_done_ = st.total_wanted_done;
+        last_progress_ = now;
+      } else if (o_.stall_timeout.count() > 0 && now - last_progress_ >= o_.stall_timeout) {
+        FailWith({Kind::kStalled, "no progress for " +
+                                      FormatSeconds(o_.stall_timeout.count() / 1e3) + " (" +
+                                      std::to_string(st.num_peers) +
+                                      " peers connected); verified pieces are kept, run the "
+                                      "same command again to resume"});
+        return;
+      }
+      if (moved_ && linger_deadline_) {
+        if (now >= *linger_deadline_) {
+          Finish(TransferEnd::kLingerTimeout);
+        } else if (o_.swarm_complete && now >= next_poll_) {
+          next_poll_ = now + kPollEvery;
+          if (o_.swarm_complete()) Finish(TransferEnd::kSwarmComplete);
+        }
+      }
+    } else if (o_.stop_after_copies > 0) {
+      report_.distributed_copies = CopiesAmongPeers();
+      if (report_.distributed_copies >= o_.stop_after_copies) Finish(TransferEnd::kCopiesReached);
+    }
+  }
+
+  const TransferOptions& o_;
+  asio::io_context ioc_;
+  asio::steady_timer tick_;
+  asio::signal_set signals_;
+  std::atomic<bool> drain_posted_{false};  // the only state libtorrent's thread touches
+  std::unique_ptr<lt::session> ses_;
+  lt::torrent_handle h_;
+  std::shared_ptr<const lt::torrent_info> ti_;
+  fs::path save_path_, resume_path_, final_path_;
+  Clock::time_point start_ = Clock::now();
+  Clock::time_point next_line_{}, next_status_{}, next_poll_{}, stop_deadline_{};
+  std::optional<Clock::time_point> linger_deadline_;
+  bool resumed_ = false, checked_ = false, moving_ = false, moved_ = false;
+  bool resume_in_flight_ = false, resume_dirty_ = false, final_saved_ = false;
+  bool stopping_ = false, bar_drawn_ = false;
+  int tracker_errors_ = 0;
+  std::int64_t last_done_ = -1;
+  Clock::time_point last_progress_ = Clock::now();
+  int lock_fd_ = -1;  // flock held on DIR/.swarmcast/<hash>.lock while we run
+  std::optional<TransferEnd> end_;
+  std::optional<TransferError> error_;
+  TransferReport report_;
+  ProgressSnapshot snap_;
+  std::deque<std::pair<Clock::time_point, std::int64_t>> window_;  // (when, done bytes)
+};
+
+}  // namespace
+
+const char* ToString(TransferEnd end) {
+  switch (end) {
+    case TransferEnd::kCompleted:
+      return "completed";
+    case TransferEnd::kSwarmComplete:
+      return "swarm-complete";
+    case TransferEnd::kLingerTimeout:
+      return "linger-timeout";
+    case TransferEnd::kCopiesReached:
+      return "copies-reached";
+    case TransferEnd::kInterrupted:
+      return "interrupted";
+  }
+  return "unknown";
+}
+
+Result<TransferReport, TransferError> RunTransfer(const TransferOptions& options) {
+  Transfer t(options);
+  return t.Run();
+}
+
+}  // namespace swarmcast::node

@@ -1,0 +1,146 @@
+// The node engine: one libtorrent session that seeds or downloads one
+// torrent, driven by a single control thread.
+//
+// Threads (see docs/architecture.md): RunTransfer() runs an io_context on
+// the calling thread, which owns every piece of transfer state. libtorrent
+// runs its own network, disk and hashing threads; its alert-notify callback
+// (called on the network thread) only posts "drain the alerts" to the
+// control thread. Signals (SIGINT, SIGTERM) arrive through the io_context.
+//
+// Downloads go to DIR/.swarmcast/<info-hash>/ and are moved into DIR only
+// after every piece has passed its hash check. Resume data is written to
+// DIR/.swarmcast/<info-hash>.resume whenever pieces finish (one save in
+// flight at a time), so a process killed with SIGKILL restarts from the
+// pieces it had verified.
+//
+// Hook for the push channel (issue 5): TransferHooks. Pieces that arrive
+// by push go to libtorrent through PieceFeed::add_piece
+// (torrent_handle::add_piece), which hash-checks them like wire pieces, so
+// resume data and the move into place apply to them unchanged.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proto/result.h"
+
+namespace swarmcast::node {
+
+enum class DiskIo { kMmap, kPosix };
+
+struct NetworkOptions {
+  std::string listen_ip = "0.0.0.0";
+  int listen_port = 0;  // 0: any free port
+  DiskIo disk_io = DiskIo::kPosix;
+  int hashing_threads = 0;             // 0: one per core
+  std::int64_t max_download_rate = 0;  // bytes/s, 0 = unlimited
+  std::int64_t max_upload_rate = 0;
+};
+
+enum class ProgressMode { kNone, kBar, kLines };
+
+// The seam for the push channel (issue 5): how a piece that arrives outside
+// the BitTorrent wire gets into the download.
+struct PieceFeed {
+  std::int64_t pieces = 0;
+  std::int64_t piece_length = 0;
+  std::vector<bool> have;  // verified when the initial check ended
+  // Hands one whole piece to libtorrent, which hash-checks and writes it
+  // like a piece from a peer (a bad one counts as a hash failure). Safe to
+  // call from any thread until TransferHooks::on_stop has returned; a wrong
+  // index or size is dropped.
+  std::function<void(std::uint32_t piece, std::vector<char> data)> add_piece;
+  // Runs `f` on the control thread (asio::post); safe from any thread
+  // until TransferHooks::on_stop has returned.
+  std::function<void(std::function<void()> f)> post;
+};
+
+// Callbacks into the caller, all on the control thread.
+struct TransferHooks {
+  std::function<void(const PieceFeed&)> on_ready;              // after the initial check
+  std::function<void(std::uint32_t piece)> on_piece_verified;  // any source
+  std::function<void(std::uint32_t piece)> on_hash_failed;     // any source
+  std::function<void()> on_stop;  // before the session goes away: stop feeding
+};
+
+struct TransferOptions {
+  enum class Role { kSeed, kGet };
+  Role role = Role::kGet;
+  std::string torrent_bytes;       // metainfo, already passed CheckMetainfo
+  std::string expected_info_hash;  // 40 hex, or empty
+  // Seed: the directory that holds the content (its parent directory).
+  // Get: the output directory.
+  std::filesystem::path dir;
+  bool data_verified = false;  // seed: the content was just hashed
+  std::string announce_url;    // replaces the metainfo's trackers if set
+  NetworkOptions net;
+  std::vector<std::string> peers;  // "ip:port" to connect to directly
+
+  // Get: how long to keep serving after the download completed; nullopt
+  // means do not linger. `swarm_complete` (may be empty) is polled every
+  // 2 s while lingering; lingering ends early when it returns true.
+  std::optional<std::chrono::milliseconds> linger;
+  std::function<bool()> swarm_complete;
+  // Get: give up when no byte of payload arrived for this long while the
+  // download is incomplete (0: wait forever).
+  std::chrono::milliseconds stall_timeout{0};
+
+  // Seed: stop once the connected peers together hold this many full
+  // copies (0: seed until interrupted).
+  int stop_after_copies = 0;
+
+  ProgressMode progress = ProgressMode::kNone;
+  std::chrono::milliseconds progress_interval{5000};
+  // Written every 2 s (atomically) with SnapshotJson, removed at exit.
+  std::filesystem::path status_file;
+
+  TransferHooks hooks;
+};
+
+enum class TransferEnd {
+  kCompleted,      // get: complete, no linger
+  kSwarmComplete,  // get: lingered until the tracker reported all done
+  kLingerTimeout,  // get: lingered for the full duration
+  kCopiesReached,  // seed: stop_after_copies reached
+  kInterrupted,    // SIGINT/SIGTERM
+};
+
+struct TransferReport {
+  TransferEnd end = TransferEnd::kCompleted;
+  std::string name;
+  std::string info_hash;
+  std::filesystem::path path;  // final location of the content
+  std::int64_t total_bytes = 0;
+  std::int64_t piece_length = 0;
+  std::int64_t pieces_total = 0;
+  std::int64_t pieces_at_start = 0;  // verified pieces when the check ended
+  std::int64_t pieces_done = 0;
+  std::int64_t downloaded_bytes = 0;  // payload received by this process
+  std::int64_t uploaded_bytes = 0;
+  std::int64_t failed_bytes = 0;  // received bytes that failed a hash check
+  int hash_failures = 0;
+  int banned_peers = 0;
+  bool complete = false;
+  double download_seconds = -1;  // start to every piece verified (get)
+  double total_seconds = 0;
+  double distributed_copies = 0;  // seed: full copies among connected peers
+};
+
+struct TransferError {
+  enum class Kind { kMetainfo, kStorage, kNetwork, kStalled, kInternal };
+  Kind kind = Kind::kInternal;
+  std::string message;
+};
+
+const char* ToString(TransferEnd end);
+
+// Runs until the transfer ends (see TransferEnd) or fails. Blocks the
+// calling thread, which becomes the control thread.
+Result<TransferReport, TransferError> RunTransfer(const TransferOptions& options);
+
+}  // namespace swarmcast::node

@@ -1,0 +1,62 @@
+#include "node/registry_client.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace swarmcast::node {
+namespace {
+
+TEST(TrackerUrl, ParsesHostPortAndBase) {
+  auto u = ParseTrackerUrl("http://127.0.0.1:6969");
+  ASSERT_TRUE(u) << u.error();
+  EXPECT_EQ(u->host, "127.0.0.1");
+  EXPECT_EQ(u->port, "6969");
+  EXPECT_EQ(u->base_path, "");
+  EXPECT_EQ(u->AnnounceUrl(), "http://127.0.0.1:6969/announce");
+
+  u = ParseTrackerUrl("http://tracker.lan/sc/");
+  ASSERT_TRUE(u);
+  EXPECT_EQ(u->port, "80");
+  EXPECT_EQ(u->base_path, "/sc");
+  EXPECT_EQ(u->AnnounceUrl(), "http://tracker.lan:80/sc/announce");
+}
+
+TEST(TrackerUrl, RefusesOtherSchemesAndBadPorts) {
+  EXPECT_FALSE(ParseTrackerUrl("https://x:1"));
+  EXPECT_FALSE(ParseTrackerUrl("udp://x:1"));
+  EXPECT_FALSE(ParseTrackerUrl("127.0.0.1:6969"));
+  EXPECT_FALSE(ParseTrackerUrl("http://:6969"));
+  EXPECT_FALSE(ParseTrackerUrl("http://x:0"));
+  EXPECT_FALSE(ParseTrackerUrl("http://x:70000"));
+  EXPECT_FALSE(ParseTrackerUrl("http://x:12ab"));
+}
+
+TEST(CompletionView, AllDoneWaitsForRunningAndStalePeers) {
+  CompletionView v;
+  EXPECT_FALSE(v.AllDone());
+  v.total = 5;
+  v.done = 4;
+  v.running = 1;
+  EXPECT_FALSE(v.AllDone());
+  v.running = 0;
+  v.stale = 1;
+  EXPECT_FALSE(v.AllDone());
+  v.stale = 0;
+  v.total = 4;
+  EXPECT_TRUE(v.AllDone());
+}
+
+TEST(RegistryClient, UnreachableTrackerFailsFastWithAClearError) {
+  // Port 1 on loopback: nothing listens there, the connect is refused.
+  RegistryClient client(*ParseTrackerUrl("http://127.0.0.1:1"), std::chrono::seconds(2));
+  const auto start = std::chrono::steady_clock::now();
+  auto r = client.GetSwarm("disk.img");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().kind, RegistryError::Kind::kUnreachable);
+  EXPECT_NE(ToString(r.error()).find("127.0.0.1:1"), std::string::npos) << ToString(r.error());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+}
+
+}  // namespace
+}  // namespace swarmcast::node

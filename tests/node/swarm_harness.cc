@@ -1,0 +1,172 @@
+#include "tests/node/swarm_harness.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "node/registry_client.h"
+
+extern char** environ;
+
+namespace swarmcast::node::testing {
+
+Child::Child(std::vector<std::string> argv, const fs::path& log_prefix,
+             std::vector<std::string> env)
+    : out_(log_prefix.string() + ".out"), err_(log_prefix.string() + ".err") {
+  std::vector<char*> args;
+  for (auto& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  std::vector<std::string> envs;
+  for (char** e = environ; *e; ++e) envs.emplace_back(*e);
+  for (auto& e : env) envs.push_back(e);
+  std::vector<char*> envp;
+  for (auto& e : envs) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::setpgid(0, 0);
+    const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int in = ::open("/dev/null", O_RDONLY);
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    ::execve(args[0], args.data(), envp.data());
+    ::_exit(127);
+  }
+}
+
+Child::~Child() {
+  if (pid_ > 0 && !status_) {
+    ::kill(pid_, SIGKILL);
+    Wait(std::chrono::seconds(10));
+  }
+}
+
+void Child::Signal(int sig) {
+  if (pid_ > 0 && !status_) ::kill(pid_, sig);
+}
+
+std::optional<int> Child::Wait(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!status_) {
+    int st = 0;
+    const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+    if (r == pid_) {
+      status_ = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+      break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return status_;
+}
+
+bool Child::Running() { return !Wait(std::chrono::milliseconds(0)).has_value(); }
+
+std::string Child::Stdout() const { return ReadAll(out_); }
+std::string Child::Stderr() const { return ReadAll(err_); }
+
+nlohmann::json Child::JsonOut() const {
+  std::istringstream in(Stdout());
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  auto j = nlohmann::json::parse(last, nullptr, false);
+  return j.is_discarded() ? nlohmann::json::object() : j;
+}
+
+TempDir::TempDir(const std::string& tag) {
+  std::string tmpl = (fs::temp_directory_path() / ("swarmcast-" + tag + "-XXXXXX")).string();
+  path_ = ::mkdtemp(tmpl.data());
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (std::getenv("SWARMCAST_KEEP_TEST_DIRS") != nullptr) return;  // for debugging
+  for (auto it = fs::recursive_directory_iterator(path_, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    // A test may have mounted a small file system here.
+    if (it->is_directory()) ::umount2(it->path().c_str(), MNT_DETACH);
+  }
+  fs::remove_all(path_, ec);
+}
+
+int FreePort() {
+  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(s);
+  return ntohs(a.sin_port);
+}
+
+void WriteRandomFile(const fs::path& path, std::size_t size, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::string data(size, '\0');
+  for (std::size_t i = 0; i + 8 <= size; i += 8) {
+    const auto v = rng();
+    std::memcpy(&data[i], &v, 8);
+  }
+  std::ofstream(path, std::ios::binary).write(data.data(), static_cast<std::streamsize>(size));
+}
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool SameContent(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (!fs::is_regular_file(a, ec) || !fs::is_regular_file(b, ec)) return false;
+  if (fs::file_size(a) != fs::file_size(b)) return false;
+  return ReadAll(a) == ReadAll(b);
+}
+
+bool WaitUntil(std::chrono::milliseconds timeout, const std::function<bool()>& pred) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return pred();
+}
+
+std::string SwarmcastBin() { return SWARMCAST_BIN; }
+std::string TrackerBin() { return SWARMCAST_TRACKER_BIN; }
+
+std::unique_ptr<Child> StartTracker(const fs::path& dir, int port) {
+  auto t = std::make_unique<Child>(
+      std::vector<std::string>{TrackerBin(), "--listen", "127.0.0.1:" + std::to_string(port),
+                               "--db", (dir / "tracker.db").string(), "--no-udp", "--interval", "5",
+                               "--threads", "1"},
+      dir / "tracker");
+  RegistryClient client(*ParseTrackerUrl("http://127.0.0.1:" + std::to_string(port)),
+                        std::chrono::milliseconds(500));
+  const bool up = WaitUntil(std::chrono::seconds(10), [&] {
+    auto r = client.GetSwarm("probe");
+    return r || r.error().kind != RegistryError::Kind::kUnreachable;
+  });
+  if (!up) return nullptr;
+  return t;
+}
+
+}  // namespace swarmcast::node::testing

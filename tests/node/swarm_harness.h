@@ -1,0 +1,76 @@
+// Real processes on loopback for the node's integration tests: a child
+// process with its output in files, a tracker, random payloads, and the
+// checks the tests share. Every child is killed and reaped when its
+// Child object goes away, so a failing test leaves nothing running.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace swarmcast::node::testing {
+
+namespace fs = std::filesystem;
+
+class Child {
+ public:
+  // Starts argv[0] (a path) with stdout and stderr sent to
+  // `log_prefix`.out / .err, and `env` ("K=V") added to the environment.
+  Child(std::vector<std::string> argv, const fs::path& log_prefix,
+        std::vector<std::string> env = {});
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void Signal(int sig);
+  // The exit code, -signal if killed by one, nullopt on timeout.
+  std::optional<int> Wait(std::chrono::milliseconds timeout);
+  bool Running();
+  std::string Stdout() const;
+  std::string Stderr() const;
+  // Stdout's last line parsed as JSON (empty object if none).
+  nlohmann::json JsonOut() const;
+
+ private:
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+  fs::path out_, err_;
+};
+
+// A scratch directory under $TMPDIR, removed (and unmounted) at the end.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag);
+  ~TempDir();
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int FreePort();
+
+// Writes `size` pseudo-random bytes (deterministic per seed).
+void WriteRandomFile(const fs::path& path, std::size_t size, unsigned seed);
+bool SameContent(const fs::path& a, const fs::path& b);
+std::string ReadAll(const fs::path& p);
+
+// swarmcast-tracker on 127.0.0.1:port with its database in `dir`;
+// returns once the registry answers.
+std::unique_ptr<Child> StartTracker(const fs::path& dir, int port);
+
+// Polls until `pred` holds or the timeout passes.
+bool WaitUntil(std::chrono::milliseconds timeout, const std::function<bool()>& pred);
+
+// The swarmcast binary, and common argument lists for it.
+std::string SwarmcastBin();
+std::string TrackerBin();
+
+}  // namespace swarmcast::node::testing
