@@ -2,7 +2,7 @@
 PRESET ?= release
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build test demo fuzz format clean
+.PHONY: all deps build test demo fuzz format clean bench
 
 all: build
 
@@ -21,6 +21,13 @@ test: build
 # A local swarm on 127.0.0.x: tracker, one seed, four peers, 256 MiB.
 demo: build
 	SWARMCAST_BUILD=$(CURDIR)/build/$(PRESET) tools/demo
+
+# The swarm benchmark (needs root): every system side by side on an
+# emulated LAN; writes docs/bench/swarm/ and its section of
+# docs/benchmarks.md. BENCH_ARGS=--quick for the small matrix.
+BENCH_ARGS ?=
+bench: build
+	tools/bench/run-bench --publish --build $(CURDIR)/build/$(PRESET) $(BENCH_ARGS)
 
 format:
 	git ls-files '*.cc' '*.h' ':!kmod/*' | xargs clang-format -i

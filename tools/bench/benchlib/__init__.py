@@ -1,0 +1,1 @@
+"""The swarm benchmark (tools/bench/run-bench): LAN emulator, systems, runner, report."""

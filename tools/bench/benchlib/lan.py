@@ -1,0 +1,144 @@
+"""The emulated LAN: N+1 hosts in network namespaces on one bridge.
+
+Each host h<i> is a network namespace with one interface eth0 at
+10.77.0.<i+1>/24; the bridge br0 lives in a namespace of its own and holds
+the other end of every veth pair (p<i>). Nothing is created in the root
+namespace, so no address, route or packet of the LAN can reach anything
+outside it. With a rate, every link is shaped in both directions with tbf:
+on the host's eth0 (its upload) and on the bridge's p<i> (its download).
+
+Namespace names start with PREFIX (default "swb-<pid>-"), so that parallel
+runs do not collide and leftovers of a killed run can be found and removed
+(`down_stale`).
+"""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+NAME_PREFIX = "swb-"
+SUBNET = "10.77.0"
+
+
+def _run(args, check=True):
+    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(args)}: {r.stderr.strip()}")
+    return r
+
+
+def parse_rate(rate):
+    """'100mbit' -> bits/s; '0', '' or 'none' -> 0 (unshaped)."""
+    if rate in (None, "", "0", "none", "unshaped"):
+        return 0
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(k|m|g)?bit", rate.lower())
+    if not m:
+        raise ValueError(f"rate must look like 100mbit, got {rate!r}")
+    return int(float(m.group(1)) * {None: 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)])
+
+
+class Lan:
+    def __init__(self, hosts, rate_bps, prefix=None):
+        if not 2 <= hosts <= 200:
+            raise ValueError("hosts must be 2..200")
+        self.hosts = hosts
+        self.rate_bps = rate_bps
+        self.prefix = prefix or f"{NAME_PREFIX}{os.getpid()}-"
+        self.bridge_ns = self.prefix + "br"
+        self.created = []
+
+    def ns(self, i):
+        return f"{self.prefix}h{i}"
+
+    def ip(self, i):
+        return f"{SUBNET}.{i + 1}"
+
+    def _shape(self, ns, dev):
+        if not self.rate_bps:
+            return
+        # burst: at least 64 KiB (a GSO packet) and ~2 ms of traffic; the
+        # queue holds ~20 ms, like a switch port buffer.
+        burst = max(64 * 1024, self.rate_bps // 8 // 500)
+        _run(["tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate",
+              str(self.rate_bps), "burst", str(burst), "latency", "20ms"])
+
+    def _add_ns(self, name):
+        _run(["ip", "netns", "add", name])
+        self.created.append(name)
+        _run(["ip", "-n", name, "link", "set", "lo", "up"])
+        for key in ("all", "default"):
+            _run(["ip", "netns", "exec", name, "sysctl", "-qw",
+                  f"net.ipv6.conf.{key}.disable_ipv6=1"], check=False)
+
+    def up(self):
+        br = self.bridge_ns
+        self._add_ns(br)
+        _run(["ip", "-n", br, "link", "add", "br0", "type", "bridge", "mcast_snooping", "0"])
+        _run(["ip", "-n", br, "link", "set", "br0", "up"])
+        for i in range(self.hosts):
+            h = self.ns(i)
+            self._add_ns(h)
+            _run(["ip", "-n", br, "link", "add", f"p{i}", "type", "veth", "peer", "name", "eth0",
+                  "netns", h])
+            _run(["ip", "-n", br, "link", "set", f"p{i}", "master", "br0", "up"])
+            _run(["ip", "-n", h, "addr", "add", f"{self.ip(i)}/24", "dev", "eth0"])
+            _run(["ip", "-n", h, "link", "set", "eth0", "up"])
+            # udpcast: multicast leaves through eth0 (there is no default route).
+            _run(["ip", "-n", h, "route", "add", "224.0.0.0/4", "dev", "eth0"])
+            self._shape(h, "eth0")
+            self._shape(br, f"p{i}")
+        return self
+
+    def down(self):
+        for name in reversed(self.created):
+            kill_namespace_pids(name)
+            _run(["ip", "netns", "del", name], check=False)
+        self.created = []
+
+    def leftover_pids(self):
+        pids = []
+        for name in self.created:
+            pids += namespace_pids(name)
+        return pids
+
+
+def namespace_pids(name):
+    r = _run(["ip", "netns", "pids", name], check=False)
+    return [int(p) for p in r.stdout.split()] if r.returncode == 0 else []
+
+
+def kill_namespace_pids(name):
+    """Ends every process still inside namespace `name`, by PID."""
+    pids = namespace_pids(name)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            pids = namespace_pids(name)
+            if not pids:
+                return
+            time.sleep(0.05)
+
+
+def down_stale():
+    """Removes namespaces left by benchmark runs whose process is gone."""
+    r = _run(["ip", "netns", "list"], check=False)
+    removed = []
+    for line in r.stdout.splitlines():
+        name = line.split()[0] if line.split() else ""
+        m = re.match(rf"{NAME_PREFIX}(\d+)-", name)
+        if not m:
+            continue
+        pid = int(m.group(1))
+        if pid != os.getpid() and os.path.exists(f"/proc/{pid}"):
+            continue  # a run in progress
+        kill_namespace_pids(name)
+        _run(["ip", "netns", "del", name], check=False)
+        removed.append(name)
+    return removed

@@ -1,0 +1,91 @@
+"""One run of one system on a ready LAN: prepare, start the clock, launch
+the receivers, wait (bounded) for all of them, end every process, check
+every copy's sha256, and return what happened."""
+
+import concurrent.futures
+import hashlib
+import os
+import shutil
+import time
+
+from . import lan as lanmod
+from .procs import ProcSet
+from .systems import Context, SetupError, make
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(4 << 20)
+            if not b:
+                return h.hexdigest()
+            h.update(b)
+
+
+def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout):
+    os.makedirs(work)
+    os.makedirs(logs)
+    procs = ProcSet(logs)
+    system = make(system_name, build)
+    ctx = Context(lan, procs, work, src, n, build)
+    res = {"system": system_name, "n": n, "status": "ok", "seconds": None, "receivers": [],
+           "progress": {}, "seed_upload_bytes": None, "seed_cpu_s": None,
+           "receivers_cpu_s": None, "note": ""}
+    done = {}
+    try:
+        system.prepare(ctx)
+        t0 = time.monotonic()
+        system.launch(ctx)
+        deadline = t0 + timeout
+        while True:
+            for i in range(1, n + 1):
+                if i not in done:
+                    t = system.done_time(ctx, i)
+                    if t is not None:
+                        done[i] = t
+            if len(done) == n:
+                break
+            why = system.failure(ctx)
+            if why:
+                res["status"], res["note"] = "failed", why
+                break
+            if time.monotonic() > deadline:
+                res["status"] = "timeout"
+                res["note"] = f"{len(done)} of {n} receivers done after {timeout:.0f}s"
+                break
+            time.sleep(0.02)
+        res["receivers"] = [done[i] - t0 if i in done else None for i in range(1, n + 1)]
+        if res["status"] == "ok":
+            res["seconds"] = max(done.values()) - t0
+        if system.progress:
+            res["progress"] = {i: [(t - t0, f) for t, f in system.progress_of(ctx, i)]
+                               for i in range(1, n + 1)}
+    except SetupError as e:
+        res["status"], res["note"] = "setup-failed", str(e)
+    finally:
+        procs.stop_all()
+        # Anything a tool forked off and left behind: end it by PID.
+        for name in lan.created:
+            lanmod.kill_namespace_pids(name)
+    # After the stop: a seed reports its final upload counter when it ends.
+    if system.seed is not None and res["status"] == "ok":
+        res["seed_upload_bytes"] = system.seed_upload_bytes()
+    # CPU time (user + system) of the whole life of each process, from
+    # wait4(): the seed's includes its preparation (hashing, checking).
+    if system.seed is not None:
+        res["seed_cpu_s"] = system.seed.cpu_seconds
+    if system.receivers and all(p.cpu_seconds is not None for p in system.receivers):
+        res["receivers_cpu_s"] = sum(p.cpu_seconds for p in system.receivers)
+    if res["status"] == "ok":
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            sums = list(pool.map(
+                lambda i: sha256_file(ctx.recv_path(i)) if os.path.exists(ctx.recv_path(i)) else "",
+                range(1, n + 1)))
+        bad = [i for i, s in enumerate(sums, 1) if s != src_sha]
+        if bad:
+            res["status"] = "sha256-mismatch"
+            res["note"] = f"receivers {bad} hold a wrong or no copy"
+            res["seconds"] = None
+    shutil.rmtree(work, ignore_errors=True)
+    return res
