@@ -3,6 +3,7 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/push_wiring.h"
 #include "node/metainfo_check.h"
 #include "node/naming.h"
 #include "node/units.h"
@@ -15,6 +16,7 @@ int RunGet(int argc, char** argv) {
   TrackerFlags trk;
   std::string key, out, linger = "5m", stall = "10m";
   bool no_linger = false;
+  PushGetFlags push_flags;
   po::options_description d("Options");
   d.add_options()("swarm", po::value(&key)->required(), "registry name or 40-hex info-hash")(
       "output,o", po::value(&out)->required(), "directory to put the download in")(
@@ -24,6 +26,7 @@ int RunGet(int argc, char** argv) {
       "no-linger", po::bool_switch(&no_linger), "exit as soon as the download is complete")(
       "stall-timeout", po::value(&stall)->default_value(stall),
       "give up (exit 8) when no data arrived for this long; 0: wait forever");
+  AddPushGetOptions(d, push_flags);
   AddTrackerOptions(d, trk);
   AddNetworkOptions(d, net);
   AddCommonOptions(d, common);
@@ -71,6 +74,10 @@ int RunGet(int argc, char** argv) {
   // record for the name; the metainfo is then fetched by that hash and
   // must hash to it.
   std::string info_hash = IsInfoHashHex(key) ? key : std::string();
+  std::string registry_push;  // the seed's push endpoint, if it has one
+  if (!info_hash.empty() && !push_flags.no_push) {
+    if (auto swarm = client->GetSwarm(info_hash)) registry_push = swarm->push;
+  }
   if (info_hash.empty()) {
     auto swarm = client->GetSwarm(key);
     if (!swarm) {
@@ -82,6 +89,7 @@ int RunGet(int argc, char** argv) {
       return kExitTracker;
     }
     info_hash = swarm->info_hash;
+    registry_push = swarm->push;
   }
   auto torrent = client->GetTorrent(info_hash);
   if (!torrent) {
@@ -113,6 +121,8 @@ int RunGet(int argc, char** argv) {
   t.progress = ChooseProgressMode(common);
   t.progress_interval = ProgressInterval(common);
   t.status_file = StatusFilePath();
+  GetPush push;
+  WireGetPush(push_flags, registry_push, *summary, info_hash, t, push, common.quiet);
   auto report = RunTransfer(t);
   if (!report) {
     Complain(report.error().message);
@@ -122,7 +132,9 @@ int RunGet(int argc, char** argv) {
     return ExitFor(report.error());
   }
   if (common.json) {
-    std::cout << ReportJson(*report).dump() << "\n";
+    nlohmann::json j = ReportJson(*report);
+    j["push"] = GetPushJson(push);
+    std::cout << j.dump() << "\n";
   } else if (report->complete) {
     std::cout << report->path.string() << ": complete ("
               << FormatBytes(static_cast<double>(report->total_bytes)) << " in "

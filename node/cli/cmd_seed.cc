@@ -3,6 +3,7 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/push_wiring.h"
 #include "node/file_io.h"
 #include "node/metainfo_check.h"
 #include "node/naming.h"
@@ -14,7 +15,8 @@ int RunSeed(int argc, char** argv) {
   CommonFlags common;
   NetworkFlags net;
   TrackerFlags trk;
-  std::string path, name, piece_size = "auto", torrent_file, save_torrent, push;
+  std::string path, name, piece_size = "auto", torrent_file, save_torrent;
+  PushSeedFlags push_flags;
   bool hybrid = false;
   int stop_after_copies = 0;
   po::options_description d("Options");
@@ -26,9 +28,9 @@ int RunSeed(int argc, char** argv) {
       "torrent", po::value(&torrent_file),
       "seed this existing .torrent instead of hashing PATH (the data is checked first)")(
       "save-torrent", po::value(&save_torrent), "also write the metainfo to this file")(
-      "push", po::value(&push), "IP:PORT of this seed's push channel, published in the registry")(
       "stop-after-copies", po::value(&stop_after_copies)->default_value(0),
       "exit once the connected peers together hold N full copies (0: seed until interrupted)");
+  AddPushSeedOptions(d, push_flags);
   AddTrackerOptions(d, trk);
   AddNetworkOptions(d, net);
   AddCommonOptions(d, common);
@@ -106,10 +108,25 @@ int RunSeed(int argc, char** argv) {
       return kExitStorage;
     }
   }
-  auto published = client->Publish(name, torrent_bytes, push);
+  auto published = client->Publish(name, torrent_bytes, "");
   if (!published) {
     Complain(ToString(published.error()));
     return ExitFor(published.error());
+  }
+  // The push sender needs the info-hash the registry computed; once it
+  // listens, the same swarm is published again with its endpoint.
+  auto push = StartSeedPush(push_flags, content, *summary, published->info_hash, client->url(),
+                            common.quiet);
+  if (!push) {
+    Complain(push.error());
+    return kExitNetwork;
+  }
+  if (!push->endpoint.empty()) {
+    auto again = client->Publish(name, torrent_bytes, push->endpoint);
+    if (!again) {
+      Complain(ToString(again.error()));
+      return ExitFor(again.error());
+    }
   }
   if (common.json) {
     // A first line as soon as the swarm is joinable; the report follows at exit.
@@ -119,7 +136,9 @@ int RunSeed(int argc, char** argv) {
                                  {"created", published->created},
                                  {"size", summary->total_size},
                                  {"pieces", summary->num_pieces},
-                                 {"piece_length", summary->piece_length}})
+                                 {"piece_length", summary->piece_length},
+                                 {"push", push->endpoint.empty() ? nlohmann::json()
+                                                                 : nlohmann::json(push->endpoint)}})
                      .dump()
               << std::endl;
   }
@@ -152,6 +171,7 @@ int RunSeed(int argc, char** argv) {
     nlohmann::json j = ReportJson(*report);
     j["registry_name"] = name;
     j["published"] = published->created ? "created" : "republished";
+    j["push"] = SeedPushJson(*push);
     std::cout << j.dump() << "\n";
   }
   return kExitOk;

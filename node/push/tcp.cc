@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -45,7 +46,8 @@ void UniqueFd::reset() {
   fd_ = -1;
 }
 
-bool SplitHostPort(const std::string& endpoint, std::string* host, std::uint16_t* port) {
+bool SplitHostPort(const std::string& endpoint, std::string* host, std::uint16_t* port,
+                   bool allow_port_zero) {
   std::size_t colon;
   if (!endpoint.empty() && endpoint.front() == '[') {
     const std::size_t close = endpoint.find(']');
@@ -64,7 +66,8 @@ bool SplitHostPort(const std::string& endpoint, std::string* host, std::uint16_t
   const char* last = endpoint.data() + endpoint.size();
   unsigned value = 0;
   auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc() || ptr != last || first == last || value == 0 || value > 65535) {
+  if (ec != std::errc() || ptr != last || first == last || (value == 0 && !allow_port_zero) ||
+      value > 65535) {
     return false;
   }
   *port = static_cast<std::uint16_t>(value);
@@ -122,6 +125,49 @@ Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeou
   const int flags = ::fcntl(fd.get(), F_GETFL);
   ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
   return fd;
+}
+
+Result<std::string, std::string> LocalAddressFacing(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (const int rc = ::getaddrinfo(host.c_str(), "9", &hints, &found); rc != 0) {
+    return Unexpected("cannot resolve '" + host + "': " + ::gai_strerror(rc));
+  }
+  std::string error = "no address for '" + host + "'";
+  for (addrinfo* ai = found; ai; ai = ai->ai_next) {
+    UniqueFd fd(::socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (!fd || ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) {
+      error = Errno("cannot route to '" + host + "'");
+      continue;
+    }
+    sockaddr_storage local;
+    socklen_t len = sizeof local;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
+    const void* raw =
+        local.ss_family == AF_INET
+            ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
+            : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
+    if (::inet_ntop(local.ss_family, raw, text, sizeof text)) {
+      ::freeaddrinfo(found);
+      return std::string(text);
+    }
+  }
+  ::freeaddrinfo(found);
+  return Unexpected(error);
+}
+
+bool SameSubnet(const std::string& a, const std::string& b) {
+  in_addr a4, b4;
+  if (::inet_pton(AF_INET, a.c_str(), &a4) == 1 && ::inet_pton(AF_INET, b.c_str(), &b4) == 1) {
+    return (ntohl(a4.s_addr) >> 8) == (ntohl(b4.s_addr) >> 8);
+  }
+  in6_addr a6, b6;
+  if (::inet_pton(AF_INET6, a.c_str(), &a6) == 1 && ::inet_pton(AF_INET6, b.c_str(), &b6) == 1) {
+    return std::memcmp(&a6, &b6, 8) == 0;
+  }
+  return false;
 }
 
 }  // namespace swarmcast::push

@@ -40,7 +40,18 @@ Result<UniqueFd, std::string> ListenTcp(const std::string& address, std::uint16_
 // timeout_ms; the returned socket is blocking.
 Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeout_ms);
 
-// Splits "ADDR:PORT" / "[ADDR6]:PORT" into parts; false if malformed.
-bool SplitHostPort(const std::string& endpoint, std::string* host, std::uint16_t* port);
+// The local IP address this host would use to reach `host` (a name or a
+// numeric address): a UDP socket is connected to it and asked its own
+// address, which sends no packet.
+Result<std::string, std::string> LocalAddressFacing(const std::string& host);
+
+// Whether two numeric addresses share a LAN: the same /24 for IPv4, the
+// same /64 for IPv6. False for unparsable input or mixed families.
+bool SameSubnet(const std::string& a, const std::string& b);
+
+// Splits "ADDR:PORT" / "[ADDR6]:PORT" into parts; false if malformed (and
+// for port 0 unless allowed: a listen address may ask for any port).
+bool SplitHostPort(const std::string& endpoint, std::string* host, std::uint16_t* port,
+                   bool allow_port_zero = false);
 
 }  // namespace swarmcast::push

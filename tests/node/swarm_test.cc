@@ -41,9 +41,12 @@ class SwarmTest : public ::testing::Test {
 
   std::unique_ptr<Child> Seed(const fs::path& file, const std::string& name, const std::string& ip,
                               std::vector<std::string> extra = {}) {
+    // These tests pin down the BitTorrent wire (rate limits, bans, resume):
+    // the push channel, which bypasses them, has its own tests in
+    // push_swarm_test.cc.
     std::vector<std::string> a = {
-        "seed",    file.string(), "--tracker",           url_, "--name", name, "--listen",
-        ip + ":0", "--json",      "--progress-interval", "1s"};
+        "seed",    file.string(), "--tracker",           url_, "--name",   name, "--listen",
+        ip + ":0", "--json",      "--progress-interval", "1s", "--no-push"};
     a.insert(a.end(), extra.begin(), extra.end());
     return Run("seed-" + ip, a);
   }

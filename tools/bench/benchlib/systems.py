@@ -333,15 +333,12 @@ class Swarmcast(System):
 
 
 def push_flags(push, ctx):
-    """Seed flags that turn the push channel on or off.
-
-    Written before the CLI had a push switch (only `--push IP:PORT`, which
-    publishes the address): on = `--push IP:PORT`; off = `--no-push` when
-    the seed offers it, else no flag. Check this against node/cli/cmd_seed.cc
-    when the push channel is wired into the CLI."""
+    """Seed flags that turn the push channel on or off: on = a push port on
+    the seed's own LAN address (published in the registry); off =
+    `--no-push`, so peers fetch over the BitTorrent wire only."""
     if push:
-        return ["--push", f"{ctx.seed_ip}:{PUSH_PORT}"]
-    return ["--no-push"] if "--no-push" in seed_help(ctx.build) else []
+        return ["--push-listen", f"{ctx.seed_ip}:{PUSH_PORT}"]
+    return ["--no-push"]
 
 
 def seed_help(build):

@@ -1,0 +1,196 @@
+#include "node/cli/push_wiring.h"
+
+#include <cstdio>
+#include <random>
+
+#include "node/push/tcp.h"
+
+namespace swarmcast::node::cli {
+namespace {
+
+std::vector<std::uint8_t> HexToBytes(const std::string& hex) {
+  std::vector<std::uint8_t> out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
+std::array<std::uint8_t, proto::kPeerIdSize> RandomPeerId() {
+  std::array<std::uint8_t, proto::kPeerIdSize> id{'-', 'S', 'C', '0', '1', '0', '0', '-'};
+  std::random_device rd;
+  for (std::size_t i = 8; i < id.size(); ++i) id[i] = static_cast<std::uint8_t>(rd());
+  return id;
+}
+
+// Push needs the swarm to be one file: pieces map straight onto its bytes.
+bool SingleFile(const MetainfoSummary& s) { return s.paths.size() == 1 && s.paths[0] == s.name; }
+
+proto::Geometry GeometryOf(const MetainfoSummary& s) {
+  return {static_cast<std::uint32_t>(s.num_pieces), static_cast<std::uint32_t>(s.piece_length),
+          static_cast<std::uint64_t>(s.total_size)};
+}
+
+void Say(bool quiet, const std::string& line) {
+  if (!quiet) std::fprintf(stderr, "swarmcast: %s\n", line.c_str());
+}
+
+}  // namespace
+
+void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
+  d.add_options()("no-push", po::bool_switch(&f.no_push),
+                  "do not push pieces to LAN peers (serve them over BitTorrent only)")(
+      "push-listen", po::value(&f.listen)->default_value(f.listen),
+      "ADDR:PORT for the push channel (port 0: any free port)")(
+      "push-advertise", po::value(&f.advertise),
+      "IP address published for the push channel (default: the one facing the tracker)")(
+      "fanout", po::value(&f.fanout)->default_value(f.fanout),
+      "how one piece goes to many sockets: auto (kmod if /dev/swarmfan opens, else splice), "
+      "kmod, splice, sendfile or copy");
+}
+
+Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
+                                            const std::filesystem::path& content,
+                                            const MetainfoSummary& summary,
+                                            const std::string& info_hash_hex,
+                                            const TrackerUrl& tracker, bool quiet) {
+  push::FanoutKind kind;
+  if (!push::ParseFanoutKind(f.fanout, &kind)) {
+    return Unexpected("--fanout: '" + f.fanout + "' is not auto, kmod, splice, sendfile or copy");
+  }
+  std::string bind_ip;
+  std::uint16_t bind_port = 0;
+  if (!push::SplitHostPort(f.listen, &bind_ip, &bind_port, /*allow_port_zero=*/true)) {
+    return Unexpected("--push-listen: '" + f.listen + "' is not ADDR:PORT");
+  }
+  if (f.no_push) return SeedPush{};
+  if (!SingleFile(summary)) {
+    Say(quiet, "push: off (the swarm has several files; peers fetch over BitTorrent)");
+    return SeedPush{};
+  }
+  std::string advertise = f.advertise;
+  if (advertise.empty()) {
+    if (bind_ip != "0.0.0.0" && bind_ip != "::") {
+      advertise = bind_ip;
+    } else {
+      auto facing = push::LocalAddressFacing(tracker.host);
+      if (!facing) return Unexpected("push: " + facing.error() + "; pass --push-advertise");
+      advertise = *facing;
+    }
+  }
+  push::PushSource source;
+  source.path = content.string();
+  source.geometry = GeometryOf(summary);
+  source.info_hash = HexToBytes(info_hash_hex);
+  source.peer_id = RandomPeerId();
+  push::PushSenderOptions options;
+  options.bind_address = bind_ip;
+  options.port = bind_port;
+  options.fanout = kind;
+  auto sender = push::PushSender::Start(
+      std::move(source), std::move(options), [quiet](std::string_view line) {
+        if (!quiet) {
+          std::fprintf(stderr, "swarmcast: %.*s\n", static_cast<int>(line.size()), line.data());
+        }
+      });
+  if (!sender) return Unexpected(sender.error());
+  SeedPush out;
+  out.endpoint = (advertise.find(':') != std::string::npos ? "[" + advertise + "]" : advertise) +
+                 ":" + std::to_string((*sender)->port());
+  out.sender = std::move(*sender);
+  Say(quiet, "push: serving on " + out.endpoint + " with the " +
+                 std::string(out.sender->backend_name()) + " fan-out");
+  return out;
+}
+
+nlohmann::json SeedPushJson(const SeedPush& p) {
+  if (!p.sender) return nullptr;
+  const auto st = p.sender->stats();
+  return {{"endpoint", p.endpoint},           {"fanout", std::string(p.sender->backend_name())},
+          {"pieces_sent", st.pieces_sent},    {"payload_bytes", st.payload_bytes},
+          {"fanout_calls", st.fanout_calls},  {"fanout_targets", st.fanout_targets},
+          {"subscribers_dropped", st.dropped}};
+}
+
+void AddPushGetOptions(po::options_description& d, PushGetFlags& f) {
+  d.add_options()("no-push", po::bool_switch(&f.no_push),
+                  "do not subscribe to the seed's push channel")(
+      "push-from", po::value(&f.from),
+      "subscribe to this push endpoint (ADDR:PORT) even if it is not on this subnet");
+}
+
+void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
+                 const MetainfoSummary& summary, const std::string& info_hash_hex,
+                 TransferOptions& t, GetPush& state, bool quiet) {
+  if (f.no_push) {
+    state.why_not = "--no-push";
+  } else if (!SingleFile(summary)) {
+    state.why_not = "the swarm has several files";
+  } else if (!f.from.empty()) {
+    state.endpoint = f.from;
+  } else if (registry_push.empty()) {
+    state.why_not = "the seed publishes no push endpoint";
+  } else {
+    std::string host;
+    std::uint16_t port = 0;
+    auto facing = push::SplitHostPort(registry_push, &host, &port)
+                      ? push::LocalAddressFacing(host)
+                      : Result<std::string, std::string>(Unexpected(std::string("bad endpoint")));
+    if (facing && push::SameSubnet(*facing, host)) {
+      state.endpoint = registry_push;
+    } else {
+      state.why_not = "the seed's push endpoint " + registry_push + " is not on this subnet";
+    }
+  }
+  if (state.endpoint.empty()) {
+    Say(quiet, "push: not subscribing (" + state.why_not + ")");
+    return;
+  }
+  push::PushIdentity identity;
+  identity.info_hash = HexToBytes(info_hash_hex);
+  identity.geometry = GeometryOf(summary);
+  identity.peer_id = RandomPeerId();
+  t.hooks.on_ready = [&state, identity, quiet](const PieceFeed& feed) {
+    push::PushReceiverOptions options;
+    options.endpoint = state.endpoint;
+    push::PushDownload::Hooks hooks;
+    hooks.post = feed.post;
+    hooks.add_piece = feed.add_piece;
+    hooks.log = [quiet](std::string_view line) { Say(quiet, std::string(line)); };
+    bool complete = true;
+    for (bool h : feed.have) complete = complete && h;
+    if (complete) return;  // nothing to subscribe for
+    auto d = push::PushDownload::Start(options, identity, feed.have, hooks);
+    if (!d) {
+      state.start_error = d.error();
+      Say(quiet, "push: cannot subscribe: " + d.error() + "; fetching from peers");
+      return;
+    }
+    Say(quiet, "push: subscribed to " + state.endpoint);
+    state.download = std::move(*d);
+  };
+  t.hooks.on_piece_verified = [&state](std::uint32_t piece) {
+    if (state.download) state.download->OnPieceVerified(piece);
+  };
+  t.hooks.on_hash_failed = [&state](std::uint32_t piece) {
+    if (state.download) state.download->OnHashFailed(piece);
+  };
+  t.hooks.on_stop = [&state] {
+    if (state.download) state.download->Stop("transfer ending");
+  };
+}
+
+nlohmann::json GetPushJson(const GetPush& p) {
+  nlohmann::json j = {{"endpoint", nullptr}};
+  if (!p.endpoint.empty()) j["endpoint"] = p.endpoint;
+  if (!p.why_not.empty()) j["not_subscribed"] = p.why_not;
+  if (!p.start_error.empty()) j["error"] = p.start_error;
+  if (p.download) {
+    j["pieces_pushed"] = p.download->pieces_pushed();
+    j["hash_failures"] = p.download->hash_failures();
+    j["ended"] = p.download->end_reason();
+  }
+  return j;
+}
+
+}  // namespace swarmcast::node::cli

@@ -1,0 +1,62 @@
+// The push channel in the CLI: flags of `seed` and `get`, and the wiring
+// that starts a PushSender beside a seed or subscribes a download to one
+// (node/push/ has the channel itself). Push covers single-file swarms: a
+// multi-file swarm is seeded and fetched over the BitTorrent wire only.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "node/cli/common.h"
+#include "node/metainfo_check.h"
+#include "node/push/push_download.h"
+#include "node/push/push_sender.h"
+#include "node/transfer.h"
+
+namespace swarmcast::node::cli {
+
+struct PushSeedFlags {
+  bool no_push = false;
+  std::string listen = "0.0.0.0:0";
+  std::string advertise;  // default: the address that faces the tracker
+  std::string fanout = "auto";
+};
+void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f);
+
+struct SeedPush {
+  std::unique_ptr<push::PushSender> sender;  // null when push is off
+  std::string endpoint;                      // what the registry publishes
+};
+// Starts the push sender for `content` (push off or impossible: a SeedPush
+// without sender, and why on stderr unless quiet). Errors are bad flags or
+// a sender that cannot start.
+Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
+                                            const std::filesystem::path& content,
+                                            const MetainfoSummary& summary,
+                                            const std::string& info_hash_hex,
+                                            const TrackerUrl& tracker, bool quiet);
+nlohmann::json SeedPushJson(const SeedPush& p);
+
+struct PushGetFlags {
+  bool no_push = false;
+  std::string from;  // ADDR:PORT, overrides the registry and the LAN check
+};
+void AddPushGetOptions(po::options_description& d, PushGetFlags& f);
+
+// What a download did with the push channel, for the report.
+struct GetPush {
+  std::string endpoint;  // empty: not subscribed
+  std::string why_not;   // when not subscribed
+  std::unique_ptr<push::PushDownload> download;
+  std::string start_error;
+};
+// Chooses the endpoint (--push-from, else the registry's when it is on
+// this host's subnet) and sets t.hooks to subscribe once the initial check
+// is done. `state` must outlive RunTransfer.
+void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
+                 const MetainfoSummary& summary, const std::string& info_hash_hex,
+                 TransferOptions& t, GetPush& state, bool quiet);
+nlohmann::json GetPushJson(const GetPush& p);
+
+}  // namespace swarmcast::node::cli

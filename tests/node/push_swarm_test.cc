@@ -1,0 +1,215 @@
+// Integration: the push channel between real `swarmcast seed` and `get`
+// processes on 127.0.0.x, and a fake push seed (raw frames from this test)
+// that lies: the download must drop the channel, say why, and still end
+// correct from the BitTorrent swarm.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <thread>
+
+#include "node/push/tcp.h"
+#include "node/registry_client.h"
+#include "proto/push_frame.h"
+#include "tests/node/swarm_harness.h"
+
+namespace swarmcast::node::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using Json = nlohmann::json;
+
+constexpr std::size_t kSize = 8 << 20;
+
+class PushSwarmTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        std::make_unique<TempDir>(::testing::UnitTest::GetInstance()->current_test_info()->name());
+    port_ = FreePort();
+    tracker_ = StartTracker(dir_->path(), port_);
+    ASSERT_TRUE(tracker_) << "swarmcast-tracker did not come up";
+    url_ = "http://127.0.0.1:" + std::to_string(port_);
+    payload_ = Dir("seed") / "payload.bin";
+    WriteRandomFile(payload_, kSize, 5);
+  }
+
+  fs::path Dir(const std::string& sub) {
+    const fs::path p = dir_->path() / sub;
+    fs::create_directories(p);
+    return p;
+  }
+
+  std::unique_ptr<Child> Run(const std::string& log, std::vector<std::string> args) {
+    args.insert(args.begin(), SwarmcastBin());
+    return std::make_unique<Child>(
+        std::move(args), dir_->path() / log,
+        std::vector<std::string>{"SWARMCAST_STATE_DIR=" + Dir("state").string()});
+  }
+
+  std::unique_ptr<Child> StartSeed(std::vector<std::string> extra = {}) {
+    const bool no_push = std::find(extra.begin(), extra.end(), "--no-push") != extra.end();
+    std::vector<std::string> a = {"seed",    payload_.string(), "--tracker",   url_,    "--name",
+                                  "payload", "--listen",        "127.0.0.2:0", "--json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    auto seed = Run("seed", a);
+    RegistryClient c(*ParseTrackerUrl(url_), 2s);
+    EXPECT_TRUE(WaitUntil(60s, [&] {
+      auto s = c.GetSwarm("payload");
+      return seed->Running() && s.ok() && (!s->push.empty() || no_push);
+    })) << seed->Stderr();
+    return seed;
+  }
+
+  std::unique_ptr<Child> Get(const std::string& ip, const std::string& out,
+                             std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"get",         "payload",         "--tracker", url_,
+                                  "-o",          Dir(out).string(), "--listen",  ip + ":0",
+                                  "--no-linger", "--json"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return Run("get-" + out, a);
+  }
+
+  std::unique_ptr<TempDir> dir_;
+  int port_ = 0;
+  std::unique_ptr<Child> tracker_;
+  std::string url_;
+  fs::path payload_;
+};
+
+TEST_F(PushSwarmTest, SeedPushesToFourPeersAndEveryCopyIsIntact) {
+  auto seed = StartSeed({"--push-listen", "127.0.0.2:0", "--fanout", "splice"});
+  std::vector<std::unique_ptr<Child>> gets;
+  for (int i = 0; i < 4; ++i) {
+    gets.push_back(Get("127.0.0." + std::to_string(3 + i), "peer" + std::to_string(i)));
+  }
+  std::int64_t pushed = 0;
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_EQ(gets[i]->Wait(90s), 0) << gets[i]->Stderr();
+    const Json j = gets[i]->JsonOut();
+    EXPECT_EQ(j["complete"], true) << j.dump();
+    EXPECT_EQ(j["push"]["hash_failures"], 0) << j.dump();
+    EXPECT_NE(j["push"]["endpoint"], nullptr) << j.dump();
+    pushed += j["push"]["pieces_pushed"].get<std::int64_t>();
+    EXPECT_TRUE(SameContent(payload_, Dir("peer" + std::to_string(i)) / "payload.bin"));
+  }
+  EXPECT_GT(pushed, 0) << "no piece came by push";
+  seed->Signal(SIGTERM);
+  ASSERT_EQ(seed->Wait(20s), 0) << seed->Stderr();
+  const Json sj = seed->JsonOut();
+  EXPECT_EQ(sj["push"]["fanout"], "splice") << sj.dump();
+  EXPECT_GT(sj["push"]["pieces_sent"].get<std::int64_t>(), 0) << sj.dump();
+}
+
+TEST_F(PushSwarmTest, NoPushMeansNoSubscription) {
+  auto seed = StartSeed();
+  auto get = Get("127.0.0.3", "peer", {"--no-push"});
+  ASSERT_EQ(get->Wait(90s), 0) << get->Stderr();
+  const Json j = get->JsonOut();
+  EXPECT_EQ(j["push"]["endpoint"], nullptr);
+  EXPECT_EQ(j["push"]["not_subscribed"], "--no-push");
+  EXPECT_TRUE(SameContent(payload_, Dir("peer") / "payload.bin"));
+}
+
+// A push "seed" that answers the subscriber's HELLO with `frames`, then
+// holds the connection open for a while.
+class LyingPushSeed {
+ public:
+  explicit LyingPushSeed(std::string frames) {
+    auto l = push::ListenTcp("127.0.0.9", 0, &port_);
+    EXPECT_TRUE(l.ok());
+    listener_ = std::move(*l);
+    thread_ = std::thread([this, frames = std::move(frames)] {
+      int c = -1;
+      for (int i = 0; i < 3000 && c < 0; ++i) {
+        c = ::accept(listener_.get(), nullptr, nullptr);
+        if (c < 0) std::this_thread::sleep_for(10ms);
+      }
+      if (c < 0) return;
+      char buf[65536];
+      ::recv(c, buf, sizeof buf, 0);
+      ::send(c, frames.data(), frames.size(), MSG_NOSIGNAL);
+      std::this_thread::sleep_for(3s);
+      ::close(c);
+    });
+  }
+  ~LyingPushSeed() { thread_.join(); }
+  std::string endpoint() const { return "127.0.0.9:" + std::to_string(port_); }
+
+ private:
+  std::uint16_t port_ = 0;
+  push::UniqueFd listener_;
+  std::thread thread_;
+};
+
+std::string Frame(const proto::Message& m) {
+  std::vector<std::uint8_t> out(proto::EncodedSize(m));
+  EXPECT_TRUE(proto::EncodeMessage(m, out).ok());
+  return std::string(out.begin(), out.end());
+}
+
+TEST_F(PushSwarmTest, BadPushFramesDropTheChannelAndTheDownloadStillCompletes) {
+  // The BitTorrent path is slowed down so that the lying push channel is
+  // judged before the download could finish without it.
+  auto seed = StartSeed({"--no-push", "--max-upload-rate", "2MiB"});
+  RegistryClient c(*ParseTrackerUrl(url_), 2s);
+  auto swarm = c.GetSwarm("payload");
+  ASSERT_TRUE(swarm.ok());
+  std::vector<std::uint8_t> info_hash;
+  for (std::size_t i = 0; i < 40; i += 2) {
+    info_hash.push_back(
+        static_cast<std::uint8_t>(std::stoi(swarm->info_hash.substr(i, 2), nullptr, 16)));
+  }
+  auto summary_get = Run("meta", {"get", "payload", "--tracker", url_, "-o", Dir("probe").string(),
+                                  "--listen", "127.0.0.8:0", "--no-linger", "--json", "--no-push"});
+  ASSERT_EQ(summary_get->Wait(90s), 0);
+  const Json probe = summary_get->JsonOut();
+  const proto::Geometry g{static_cast<std::uint32_t>(probe["pieces"].get<std::int64_t>()),
+                          static_cast<std::uint32_t>(probe["piece_length"].get<std::int64_t>()),
+                          kSize};
+  proto::Hello hello;
+  hello.info_hash = info_hash;
+  hello.geometry = g;
+  hello.bitfield.assign(proto::BitfieldSize(g.piece_count), 0xff);
+  proto::Hello wrong = hello;
+  wrong.info_hash.assign(20, 0x66);
+  // A PIECE header claiming index piece_count (out of range), written by
+  // hand since the encoder refuses it.
+  std::string bad_index(18, '\0');
+  auto put = [](std::string& s, std::size_t at, std::uint32_t v) {
+    for (int b = 0; b < 4; ++b) s[at + b] = static_cast<char>(v >> (24 - 8 * b));
+  };
+  put(bad_index, 0, 14 + 16);
+  bad_index[4] = 1;
+  bad_index[5] = 3;
+  put(bad_index, 6, g.piece_count);
+  put(bad_index, 14, 16);
+  bad_index += std::string(16, 'x');
+  // Well-framed pieces with the wrong bytes: libtorrent's hash check fails.
+  std::string garbage;
+  const std::vector<std::uint8_t> junk(g.piece_length, 0x5a);
+  for (std::uint32_t p = 0; p < 3; ++p) garbage += Frame(proto::Piece{p, 0, junk});
+
+  const struct {
+    std::string name, frames, reason;
+  } cases[] = {
+      {"wrong-info-hash", Frame(wrong), "another info-hash"},
+      {"bad-index", Frame(hello) + bad_index, "bad frame from the seed"},
+      {"corrupt-pieces", Frame(hello) + garbage, "failed their hash check"},
+  };
+  int n = 0;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    LyingPushSeed liar(c.frames);
+    auto get = Get("127.0.0." + std::to_string(3 + n++), c.name, {"--push-from", liar.endpoint()});
+    ASSERT_EQ(get->Wait(90s), 0) << get->Stderr();
+    const Json j = get->JsonOut();
+    EXPECT_EQ(j["complete"], true) << j.dump();
+    EXPECT_NE(j["push"]["ended"].get<std::string>().find(c.reason), std::string::npos) << j.dump();
+    EXPECT_NE(get->Stderr().find("push: "), std::string::npos) << "no log line about the push";
+    EXPECT_TRUE(SameContent(payload_, Dir(c.name) / "payload.bin"));
+  }
+}
+
+}  // namespace
+}  // namespace swarmcast::node::testing
