@@ -139,7 +139,7 @@ TEST(PushScheduler, ScanContinuesFromCursorNotFromRarest) {
   EXPECT_EQ(b->piece, 1u);
 }
 
-TEST(PushScheduler, NothingToDoWhenEveryoneComplete) {
+TEST(PushScheduler, IdleWhenEveryoneIsComplete) {
   PushScheduler s(2);
   s.AddSubscriber(1, {true, true});
   EXPECT_TRUE(s.IsComplete(1));
