@@ -35,14 +35,7 @@ int RunCreate(int argc, char** argv) {
   b.path = path;
   b.hybrid = hybrid;
   b.comment = comment;
-  if (piece_size != "auto") {
-    auto ps = ParseByteSize(piece_size);
-    if (!ps) {
-      Complain(ps.error());
-      return kExitUsage;
-    }
-    b.piece_size = *ps;
-  }
+  if (!ApplyPieceSizeFlag(piece_size, b)) return kExitUsage;
   if (!tracker.empty()) {
     auto url = ParseTrackerUrl(tracker);
     if (!url) {

@@ -76,14 +76,7 @@ int RunSeed(int argc, char** argv) {
     b.path = content;
     b.hybrid = hybrid;
     b.announce_url = client->url().AnnounceUrl();
-    if (piece_size != "auto") {
-      auto ps = ParseByteSize(piece_size);
-      if (!ps) {
-        Complain(ps.error());
-        return kExitUsage;
-      }
-      b.piece_size = *ps;
-    }
+    if (!ApplyPieceSizeFlag(piece_size, b)) return kExitUsage;
     auto built = HashWithProgress(b, common);
     if (!built) {
       Complain(built.error());

@@ -239,4 +239,15 @@ nlohmann::json ReportJson(const TransferReport& r) {
           {"distributed_copies", r.distributed_copies}};
 }
 
+bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b) {
+  if (flag == "auto") return true;
+  auto ps = ParseByteSize(flag);
+  if (!ps) {
+    Complain(ps.error());
+    return false;
+  }
+  b.piece_size = *ps;
+  return true;
+}
+
 }  // namespace swarmcast::node::cli

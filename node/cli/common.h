@@ -87,6 +87,9 @@ namespace swarmcast::node::cli {
 
 // BuildMetainfo with a progress bar / lines on stderr (per CommonFlags).
 Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f);
+// Applies a --piece-size flag ("auto" or a size such as 1MiB) to `b`;
+// false after printing why.
+bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b);
 
 }  // namespace swarmcast::node::cli
 
