@@ -17,7 +17,7 @@ Result<std::unique_ptr<PushReceiver>, std::string> PushReceiver::Start(
   if (auto ec = proto::ValidateGeometry(identity.geometry)) {
     return Unexpected("push: bad geometry: " + ec.message());
   }
-  auto socket = ConnectTcp(options.endpoint, options.connect_timeout_ms);
+  auto socket = ConnectTcp(options.endpoint, options.connect_timeout_ms, options.source_address);
   if (!socket) return Unexpected(socket.error());
   std::unique_ptr<PushReceiver> r(new PushReceiver());
   r->socket_ = std::move(*socket);

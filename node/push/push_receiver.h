@@ -41,6 +41,10 @@ struct PushIdentity {
 
 struct PushReceiverOptions {
   std::string endpoint;  // seed's push "ADDR:PORT" or "[ADDR6]:PORT"
+  // Numeric local address to connect from (empty: the kernel's choice).
+  // The node's --listen address, so that the seed sees the same address
+  // on the push channel as on the BitTorrent wire (node/wire_gate.h).
+  std::string source_address;
   int connect_timeout_ms = 5000;
   // No byte from the seed for this long ends the channel.
   std::chrono::milliseconds idle_timeout{30000};

@@ -87,6 +87,7 @@ class PushSender::Loop {
     bool subscribed = false;
     bool closing = false;  // drop once the queued control frames are out
     bool want_write = false;
+    std::string address;  // the peer's numeric IP
     std::optional<Job> job;
     std::vector<std::vector<std::uint8_t>> control;  // queued control frames
     Clock::time_point last_progress = Clock::now();
@@ -114,6 +115,7 @@ class PushSender::Loop {
   void ScheduleRound();
   void FinishJob(SubscriberId id, Subscriber& s);
   void CheckStalls();
+  bool HasCredit();
   void Bye(SubscriberId id, Subscriber& s, proto::ByeReason reason, std::string text);
   void Drop(SubscriberId id, const std::string& why);
   void UpdateStats(const std::function<void(PushSenderStats&)>& f) {
@@ -134,6 +136,11 @@ class PushSender::Loop {
   std::vector<SubscriberId> doomed_;  // dropped after the current round
   SubscriberId next_id_ = 1;
   bool stopping_ = false;
+  // --max-upload-rate pacing: bytes we may still send (negative: in debt,
+  // because a whole batch is charged when it starts).
+  double credit_ = 0;
+  Clock::time_point credit_at_ = Clock::now();
+  int wait_ms_ = 500;  // the next epoll_wait timeout
 
   mutable std::mutex stats_mutex_;
   PushSenderStats stats_;
@@ -142,7 +149,8 @@ class PushSender::Loop {
 void PushSender::Loop::Run() {
   std::array<epoll_event, 64> events;
   while (!stopping_) {
-    const int n = ::epoll_wait(epoll_.get(), events.data(), events.size(), 500);
+    const int n = ::epoll_wait(epoll_.get(), events.data(), events.size(), wait_ms_);
+    wait_ms_ = 500;
     if (n < 0 && errno != EINTR) {
       log_(std::string("push: epoll_wait: ") + std::strerror(errno));
       return;
@@ -176,6 +184,7 @@ void PushSender::Loop::Accept() {
     const SubscriberId id = next_id_++;
     Subscriber& s = subscribers_[id];
     s.fd = std::move(fd);
+    s.address = NumericAddress(peer);
     s.decoder = proto::PushFrameDecoder(proto::FrameLimits{}, source_.geometry);
     Watch(s.fd.get(), id, EPOLLIN);
     if (subscribers_.size() > options_.max_subscribers) {
@@ -225,6 +234,7 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
     }
     scheduler_.AddSubscriber(id, have);
     s.subscribed = true;
+    if (options_.addresses) options_.addresses->Add(s.address);
     proto::Hello mine;
     mine.hash_kind = source_.hash_kind;
     mine.info_hash = source_.info_hash;
@@ -305,7 +315,7 @@ void PushSender::Loop::ScheduleRound() {
     if (s.subscribed && !s.closing && !s.job && s.control.empty() && s.fd) ready.push_back(id);
   }
   // Bounded, so that a fast loopback cannot starve reads and accepts.
-  for (int budget = 256; budget > 0 && !ready.empty(); --budget) {
+  for (int budget = 256; budget > 0 && !ready.empty() && HasCredit(); --budget) {
     auto batch = scheduler_.NextBatch(ready);
     if (!batch) return;
     const proto::PieceHeader ph{batch->piece, 0, proto::PieceSize(source_.geometry, batch->piece)};
@@ -322,6 +332,7 @@ void PushSender::Loop::ScheduleRound() {
     std::vector<FanoutTarget> targets;
     for (SubscriberId id : batch->targets) targets.push_back({subscribers_[id].fd.get(), 0, {}});
     backend_->Send(fj, targets);
+    credit_ -= static_cast<double>(ph.length) * static_cast<double>(targets.size());
     UpdateStats([n = targets.size()](PushSenderStats& st) {
       ++st.fanout_calls;
       st.fanout_targets += n;
@@ -342,6 +353,20 @@ void PushSender::Loop::ScheduleRound() {
       }
     }
   }
+}
+
+// Whether the rate limit lets a new batch start now. If not, the loop
+// wakes up when it will.
+bool PushSender::Loop::HasCredit() {
+  if (options_.max_rate <= 0) return true;
+  const auto now = Clock::now();
+  const double rate = static_cast<double>(options_.max_rate);
+  credit_ = std::min(credit_ + rate * std::chrono::duration<double>(now - credit_at_).count(),
+                     rate / 10);  // at most 100 ms of burst
+  credit_at_ = now;
+  if (credit_ > 0) return true;
+  wait_ms_ = std::clamp(static_cast<int>(-credit_ * 1000 / rate) + 1, 1, 500);
+  return false;
 }
 
 void PushSender::Loop::CheckStalls() {
@@ -379,6 +404,7 @@ void PushSender::Loop::Drop(SubscriberId id, const std::string& why) {
   Subscriber& s = it->second;
   if (s.job && s.job->is_piece) scheduler_.OnSendFailed(id, s.job->piece);
   if (s.subscribed) {
+    if (options_.addresses) options_.addresses->Remove(s.address);
     UpdateStats([why](PushSenderStats& st) {
       --st.subscribers;
       if (why != "said BYE" && why != "closed the connection") ++st.dropped;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "node/push/fanout_backend.h"
+#include "node/push/subscriber_addresses.h"
 #include "proto/push_frame.h"
 #include "proto/result.h"
 
@@ -45,6 +46,12 @@ struct PushSenderOptions {
   FanoutKind fanout = FanoutKind::kAuto;
   std::chrono::milliseconds stall_timeout{15000};
   std::size_t max_subscribers = 512;
+  // Payload bytes per second over all subscribers (0: unlimited), paced
+  // one piece batch at a time with at most ~100 ms of burst.
+  std::int64_t max_rate = 0;
+  // When set, holds the address of every subscriber while it is
+  // subscribed (the seed's BitTorrent session reads it).
+  std::shared_ptr<SubscriberAddresses> addresses;
 };
 
 struct PushSenderStats {

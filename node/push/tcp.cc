@@ -98,7 +98,8 @@ Result<UniqueFd, std::string> ListenTcp(const std::string& address, std::uint16_
   return fd;
 }
 
-Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeout_ms) {
+Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeout_ms,
+                                         const std::string& source_address) {
   std::string host;
   std::uint16_t port = 0;
   sockaddr_storage addr;
@@ -108,6 +109,18 @@ Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeou
   }
   UniqueFd fd(::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) return Unexpected(Errno("push: socket"));
+  if (!source_address.empty()) {
+    sockaddr_storage source;
+    socklen_t source_len;
+    if (!MakeAddress(source_address, 0, &source, &source_len) ||
+        source.ss_family != addr.ss_family) {
+      return Unexpected("push: cannot connect to " + endpoint + " from '" + source_address +
+                        "' (not a numeric address of the same family)");
+    }
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&source), source_len) != 0) {
+      return Unexpected(Errno("push: bind " + source_address));
+    }
+  }
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), len) != 0) {
     if (errno != EINPROGRESS) return Unexpected(Errno("push: connect " + endpoint));
     pollfd p{fd.get(), POLLOUT, 0};
@@ -127,6 +140,18 @@ Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeou
   return fd;
 }
 
+std::string NumericAddress(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* raw = nullptr;
+  if (address.ss_family == AF_INET) {
+    raw = &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr;
+  } else if (address.ss_family == AF_INET6) {
+    raw = &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr;
+  }
+  if (!raw || !::inet_ntop(address.ss_family, raw, text, sizeof text)) return {};
+  return text;
+}
+
 Result<std::string, std::string> LocalAddressFacing(const std::string& host) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_DGRAM;
@@ -143,15 +168,10 @@ Result<std::string, std::string> LocalAddressFacing(const std::string& host) {
     }
     sockaddr_storage local;
     socklen_t len = sizeof local;
-    char text[INET6_ADDRSTRLEN] = {};
     if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&local), &len) != 0) continue;
-    const void* raw =
-        local.ss_family == AF_INET
-            ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
-            : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
-    if (::inet_ntop(local.ss_family, raw, text, sizeof text)) {
+    if (std::string text = NumericAddress(local); !text.empty()) {
       ::freeaddrinfo(found);
-      return std::string(text);
+      return text;
     }
   }
   ::freeaddrinfo(found);

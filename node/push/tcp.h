@@ -2,6 +2,8 @@
 // listen/connect. Errors are strings that say what failed and why.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -37,13 +39,19 @@ Result<UniqueFd, std::string> ListenTcp(const std::string& address, std::uint16_
                                         std::uint16_t* bound_port);
 
 // A blocking connect to "ADDR:PORT" or "[ADDR6]:PORT", bounded by
-// timeout_ms; the returned socket is blocking.
-Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeout_ms);
+// timeout_ms, from `source_address` if not empty; the returned socket is
+// blocking.
+Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeout_ms,
+                                         const std::string& source_address = {});
 
 // The local IP address this host would use to reach `host` (a name or a
 // numeric address): a UDP socket is connected to it and asked its own
 // address, which sends no packet.
 Result<std::string, std::string> LocalAddressFacing(const std::string& host);
+
+// The numeric IP of a socket address ("10.0.0.2", "fe80::1"); empty for
+// other families.
+std::string NumericAddress(const sockaddr_storage& address);
 
 // Whether two numeric addresses share a LAN: the same /24 for IPv4, the
 // same /64 for IPv6. False for unparsable input or mixed families.

@@ -75,11 +75,12 @@ class PushChannelTest : public ::testing::Test {
   }
 
   std::unique_ptr<PushReceiver> Receive(std::uint16_t port, Sink& sink, std::vector<bool> have = {},
-                                        PushIdentity identity = {}) {
+                                        PushIdentity identity = {}, std::string from = {}) {
     if (identity.info_hash.empty()) identity = Identity();
     if (have.empty()) have.assign(source_.geometry.piece_count, false);
     PushReceiverOptions o;
     o.endpoint = "127.0.0.1:" + std::to_string(port);
+    o.source_address = std::move(from);
     auto r = PushReceiver::Start(
         o, identity, have,
         [this, &sink](std::uint32_t piece, std::vector<char> data) {
@@ -99,8 +100,8 @@ class PushChannelTest : public ::testing::Test {
     return r.ok() ? std::move(*r) : nullptr;
   }
 
-  std::unique_ptr<PushSender> StartSender(FanoutKind kind, std::chrono::milliseconds stall = 10s) {
-    PushSenderOptions o;
+  std::unique_ptr<PushSender> StartSender(FanoutKind kind, std::chrono::milliseconds stall = 10s,
+                                          PushSenderOptions o = {}) {
     o.bind_address = "127.0.0.1";
     o.fanout = kind;
     o.stall_timeout = stall;
@@ -287,6 +288,81 @@ TEST_F(PushChannelTest, StalledSubscriberIsDroppedAndOthersFinish) {
   EXPECT_EQ(sender->stats().dropped, 1u);
   std::lock_guard lock(sink.mu);
   EXPECT_FALSE(sink.corrupt);
+}
+
+// The seed's wire gate learns who is subscribed from these addresses: a
+// subscriber's address is there while it is subscribed (the receiver
+// connects from the address it chose), and gone once it leaves.
+TEST_F(PushChannelTest, SubscriberAddressIsHeldWhileSubscribed) {
+  PushSenderOptions o;
+  o.addresses = std::make_shared<SubscriberAddresses>();
+  auto sender = StartSender(FanoutKind::kSplice, 10s, o);
+  ASSERT_TRUE(sender);
+  EXPECT_FALSE(o.addresses->Contains("127.0.0.5"));
+  Sink sink;
+  auto r = Receive(sender->port(), sink, {}, {}, "127.0.0.5");
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.size() >= 41; }, 20s));
+  EXPECT_TRUE(o.addresses->Contains("127.0.0.5"));
+  EXPECT_TRUE(o.addresses->Contains("::ffff:127.0.0.5"));
+  EXPECT_FALSE(o.addresses->Contains("127.0.0.1"));
+  r.reset();  // says BYE
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (o.addresses->Contains("127.0.0.5") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_FALSE(o.addresses->Contains("127.0.0.5"));
+}
+
+TEST(SubscriberAddressesTest, CountsSubscribersPerAddress) {
+  SubscriberAddresses a;
+  a.Add("10.0.0.2");
+  a.Add("::ffff:10.0.0.2");  // the same host through a dual-stack socket
+  a.Remove("10.0.0.2");
+  EXPECT_TRUE(a.Contains("10.0.0.2"));
+  a.Remove("10.0.0.2");
+  EXPECT_FALSE(a.Contains("10.0.0.2"));
+  a.Remove("10.0.0.9");  // never added: no effect
+  EXPECT_EQ(SubscriberAddresses::Normalize("::ffff:1.2.3.4"), "1.2.3.4");
+  EXPECT_EQ(SubscriberAddresses::Normalize("fe80::1"), "fe80::1");
+}
+
+TEST_F(PushChannelTest, ConnectingFromAnAddressThatIsNotLocalFails) {
+  PushReceiverOptions o;
+  o.endpoint = "127.0.0.1:9";
+  o.source_address = "192.0.2.1";  // TEST-NET-1: never configured here
+  Sink sink;
+  auto r = PushReceiver::Start(
+      o, Identity(), std::vector<bool>(41, false), [](std::uint32_t, std::vector<char>) {},
+      [](const std::string&) {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().find("bind 192.0.2.1"), std::string::npos) << r.error();
+}
+
+// --max-upload-rate on a seed also paces the push channel: 2 receivers x
+// 41 pieces (about 5.2 MiB) at 4 MiB/s take at least a second (less only
+// by the 100 ms burst), where loopback alone takes a few milliseconds.
+TEST_F(PushChannelTest, MaxRatePacesThePushChannel) {
+  PushSenderOptions o;
+  o.max_rate = 4 << 20;
+  auto sender = StartSender(FanoutKind::kSplice, 10s, o);
+  ASSERT_TRUE(sender);
+  const auto start = std::chrono::steady_clock::now();
+  Sink sinks[2];
+  std::vector<std::unique_ptr<PushReceiver>> receivers;
+  for (auto& sink : sinks) receivers.push_back(Receive(sender->port(), sink));
+  for (auto& sink : sinks) {
+    ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.size() >= 41; }, 20s));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double bytes = 2.0 * static_cast<double>(kFileSize);
+  EXPECT_GE(seconds, (bytes - 0.1 * o.max_rate - kPieceLength) / o.max_rate) << seconds << " s";
+  EXPECT_LT(seconds, 10.0);
+  for (auto& sink : sinks) {
+    std::lock_guard lock(sink.mu);
+    EXPECT_FALSE(sink.corrupt);
+  }
 }
 
 }  // namespace
