@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace swarmcast::node {
@@ -40,6 +41,9 @@ std::string RenderLine(const ProgressSnapshot& s);
 // The snapshot as a JSON object (one line), with `pid` when non-zero and
 // `updated_unix` (now): readers treat a file not updated for a while as
 // left behind by a dead process, whatever its pid has become since.
-std::string SnapshotJson(const ProgressSnapshot& s, long pid, const std::string& path);
+// `extra`: an object whose members are added (e.g. the push channel's
+// state); anything else is ignored.
+std::string SnapshotJson(const ProgressSnapshot& s, long pid, const std::string& path,
+                         const nlohmann::json& extra = nullptr);
 
 }  // namespace swarmcast::node

@@ -15,6 +15,7 @@
 #include <deque>
 #include <libtorrent/add_torrent_params.hpp>
 #include <libtorrent/alert_types.hpp>
+#include <libtorrent/announce_entry.hpp>
 #include <libtorrent/peer_info.hpp>
 #include <libtorrent/read_resume_data.hpp>
 #include <libtorrent/session.hpp>
@@ -29,6 +30,7 @@
 #include "node/progress.h"
 #include "node/session_config.h"
 #include "node/units.h"
+#include "node/wire_gate.h"
 
 namespace swarmcast::node {
 namespace {
@@ -190,6 +192,14 @@ class Transfer {
       // libtorrent's network thread: only wake the control thread.
       if (!drain_posted_.exchange(true)) asio::post(ioc_, [this] { DrainAlerts(); });
     });
+    if (!IsGet() && o_.served_by_push) {
+      // Extensions must be in place before the torrent is added.
+      ses_->add_extension(MakeWireGate(o_.served_by_push));
+      // Allowed-fast pieces could be requested even while choked.
+      lt::settings_pack no_fast;
+      no_fast.set_int(lt::settings_pack::allowed_fast_set_size, 0);
+      ses_->apply_settings(std::move(no_fast));
+    }
 
     lt::add_torrent_params atp;
     if (IsGet() && fs::exists(resume_path_)) {
@@ -213,6 +223,14 @@ class Transfer {
     atp.flags &= ~(lt::torrent_flags::paused | lt::torrent_flags::auto_managed);
     if (!IsGet() && o_.data_verified) atp.flags |= lt::torrent_flags::seed_mode;
     if (!o_.announce_url.empty()) atp.trackers = {o_.announce_url};
+    if (IsGet() && o_.wire_after_ready) {
+      // Held back until the initial check is done (StartWire).
+      for (const auto& t : atp.ti->trackers()) deferred_trackers_.push_back(t.url);
+      deferred_trackers_.insert(deferred_trackers_.end(), atp.trackers.begin(), atp.trackers.end());
+      atp.ti->clear_trackers();
+      atp.trackers.clear();
+      atp.tracker_tiers.clear();
+    }
     // Always set: resume data carries the limits of the previous run.
     auto limit = [](std::int64_t rate) {
       return rate > 0 ? static_cast<int>(std::min<std::int64_t>(rate, 0x7fffffff)) : -1;
@@ -233,9 +251,19 @@ class Transfer {
       if (port <= 0 || port > 65535) {
         return TransferError{Kind::kNetwork, "bad peer port in '" + peer + "'"};
       }
-      h_.connect_peer(lt::tcp::endpoint(addr, static_cast<std::uint16_t>(port)));
+      peers_.emplace_back(addr, static_cast<std::uint16_t>(port));
     }
+    if (!(IsGet() && o_.wire_after_ready)) StartWire();
     return std::nullopt;
+  }
+
+  // Announces to the trackers and connects the --connect peers (at once,
+  // or after the initial check with wire_after_ready).
+  void StartWire() {
+    for (const std::string& url : deferred_trackers_) h_.add_tracker(lt::announce_entry(url));
+    if (!deferred_trackers_.empty()) h_.force_reannounce();
+    deferred_trackers_.clear();
+    for (const auto& peer : peers_) h_.connect_peer(peer);
   }
 
   void WaitForSignal() {
@@ -279,6 +307,7 @@ class Transfer {
       }
       if (IsGet() && resumed_) Salvage();
       if (o_.hooks.on_ready) o_.hooks.on_ready(MakeFeed());
+      if (IsGet() && o_.wire_after_ready) StartWire();
     } else if (lt::alert_cast<lt::torrent_finished_alert>(a)) {
       if (IsGet()) OnDownloadVerified();
     } else if (auto* p = lt::alert_cast<lt::piece_finished_alert>(a)) {
@@ -535,7 +564,8 @@ class Transfer {
       (void)WriteFileAtomically(
           o_.status_file,
           SnapshotJson(snap_, static_cast<long>(::getpid()),
-                       (moved_ || !IsGet() ? final_path_ : save_path_ / report_.name).string()) +
+                       (moved_ || !IsGet() ? final_path_ : save_path_ / report_.name).string(),
+                       o_.status_extra ? o_.status_extra() : nlohmann::json()) +
               "\n");
     }
     if (IsGet()) {
@@ -578,6 +608,8 @@ class Transfer {
   Clock::time_point next_line_{}, next_status_{}, next_poll_{}, stop_deadline_{};
   std::optional<Clock::time_point> linger_deadline_;
   bool resumed_ = false, checked_ = false, moving_ = false, moved_ = false;
+  std::vector<std::string> deferred_trackers_;  // see StartWire
+  std::vector<lt::tcp::endpoint> peers_;        // --connect
   bool resume_in_flight_ = false, resume_dirty_ = false, final_saved_ = false;
   bool stopping_ = false, bar_drawn_ = false;
   int tracker_errors_ = 0;

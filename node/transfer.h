@@ -23,8 +23,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "proto/result.h"
@@ -93,13 +95,26 @@ struct TransferOptions {
   // Seed: stop once the connected peers together hold this many full
   // copies (0: seed until interrupted).
   int stop_after_copies = 0;
+  // Seed: peers at addresses for which this returns true get their pieces
+  // through the push channel, and the seed does not serve them over the
+  // BitTorrent wire (node/wire_gate.h). Called on libtorrent's network
+  // thread; must be thread-safe.
+  std::function<bool(std::string_view ip)> served_by_push;
 
   ProgressMode progress = ProgressMode::kNone;
   std::chrono::milliseconds progress_interval{5000};
   // Written every 2 s (atomically) with SnapshotJson, removed at exit.
   std::filesystem::path status_file;
+  // Members added to each status file write (control thread), e.g. the
+  // push channel's state for `swarmcast status`.
+  std::function<nlohmann::json()> status_extra;
 
   TransferHooks hooks;
+  // Get: talk to the tracker and peers only once hooks.on_ready has
+  // returned. The push subscription made there then reaches the seed before
+  // this peer's first BitTorrent request, so the seed's wire gate
+  // (node/wire_gate.h) already knows to leave it to the push channel.
+  bool wire_after_ready = false;
 };
 
 enum class TransferEnd {

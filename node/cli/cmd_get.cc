@@ -123,6 +123,7 @@ int RunGet(int argc, char** argv) {
   t.status_file = StatusFilePath();
   GetPush push;
   WireGetPush(push_flags, registry_push, *summary, info_hash, t, push, common.quiet);
+  t.status_extra = [&push] { return nlohmann::json{{"push", GetPushJson(push)}}; };
   auto report = RunTransfer(t);
   if (!report) {
     Complain(report.error().message);

@@ -109,7 +109,7 @@ int RunSeed(int argc, char** argv) {
   // The push sender needs the info-hash the registry computed; once it
   // listens, the same swarm is published again with its endpoint.
   auto push = StartSeedPush(push_flags, content, *summary, published->info_hash, client->url(),
-                            common.quiet);
+                            netopts->max_upload_rate, common.quiet);
   if (!push) {
     Complain(push.error());
     return kExitNetwork;
@@ -155,6 +155,12 @@ int RunSeed(int argc, char** argv) {
   t.progress = ChooseProgressMode(common);
   t.progress_interval = ProgressInterval(common);
   t.status_file = StatusFilePath();
+  t.status_extra = [&push] { return nlohmann::json{{"push", SeedPushJson(*push)}}; };
+  if (push->addresses) {
+    t.served_by_push = [addresses = push->addresses](std::string_view ip) {
+      return addresses->Contains(ip);
+    };
+  }
   auto report = RunTransfer(t);
   if (!report) {
     Complain(report.error().message);

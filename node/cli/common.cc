@@ -40,7 +40,8 @@ void AddNetworkOptions(po::options_description& d, NetworkFlags& f) {
       "max-download-rate", po::value(&f.max_download_rate)->default_value(f.max_download_rate),
       "bytes/s, e.g. 50MiB (0: unlimited)")(
       "max-upload-rate", po::value(&f.max_upload_rate)->default_value(f.max_upload_rate),
-      "bytes/s (0: unlimited)");
+      "bytes/s (0: unlimited); a seed applies it to the BitTorrent wire and to its push "
+      "channel each");
 }
 
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {

@@ -53,7 +53,8 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
                                             const std::filesystem::path& content,
                                             const MetainfoSummary& summary,
                                             const std::string& info_hash_hex,
-                                            const TrackerUrl& tracker, bool quiet) {
+                                            const TrackerUrl& tracker, std::int64_t max_rate,
+                                            bool quiet) {
   push::FanoutKind kind;
   if (!push::ParseFanoutKind(f.fanout, &kind)) {
     return Unexpected("--fanout: '" + f.fanout + "' is not auto, kmod, splice, sendfile or copy");
@@ -87,6 +88,9 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
   options.bind_address = bind_ip;
   options.port = bind_port;
   options.fanout = kind;
+  options.max_rate = max_rate;
+  options.addresses = std::make_shared<push::SubscriberAddresses>();
+  auto addresses = options.addresses;
   auto sender = push::PushSender::Start(
       std::move(source), std::move(options), [quiet](std::string_view line) {
         if (!quiet) {
@@ -98,6 +102,7 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
   out.endpoint = (advertise.find(':') != std::string::npos ? "[" + advertise + "]" : advertise) +
                  ":" + std::to_string((*sender)->port());
   out.sender = std::move(*sender);
+  out.addresses = std::move(addresses);
   Say(quiet, "push: serving on " + out.endpoint + " with the " +
                  std::string(out.sender->backend_name()) + " fan-out");
   return out;
@@ -150,9 +155,13 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
   identity.info_hash = HexToBytes(info_hash_hex);
   identity.geometry = GeometryOf(summary);
   identity.peer_id = RandomPeerId();
-  t.hooks.on_ready = [&state, identity, quiet](const PieceFeed& feed) {
+  t.wire_after_ready = true;  // subscribe first, then meet the seed on the wire
+  std::string source;         // connect from the address the wire uses too
+  if (t.net.listen_ip != "0.0.0.0" && t.net.listen_ip != "::") source = t.net.listen_ip;
+  t.hooks.on_ready = [&state, identity, source, quiet](const PieceFeed& feed) {
     push::PushReceiverOptions options;
     options.endpoint = state.endpoint;
+    options.source_address = source;
     push::PushDownload::Hooks hooks;
     hooks.post = feed.post;
     hooks.add_piece = feed.add_piece;

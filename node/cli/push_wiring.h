@@ -27,15 +27,15 @@ void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f);
 struct SeedPush {
   std::unique_ptr<push::PushSender> sender;  // null when push is off
   std::string endpoint;                      // what the registry publishes
+  // Who is subscribed (for the seed's wire gate); null when push is off.
+  std::shared_ptr<push::SubscriberAddresses> addresses;
 };
 // Starts the push sender for `content` (push off or impossible: a SeedPush
 // without sender, and why on stderr unless quiet). Errors are bad flags or
 // a sender that cannot start.
-Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
-                                            const std::filesystem::path& content,
-                                            const MetainfoSummary& summary,
-                                            const std::string& info_hash_hex,
-                                            const TrackerUrl& tracker, bool quiet);
+Result<SeedPush, std::string> StartSeedPush(
+    const PushSeedFlags& f, const std::filesystem::path& content, const MetainfoSummary& summary,
+    const std::string& info_hash_hex, const TrackerUrl& tracker, std::int64_t max_rate, bool quiet);
 nlohmann::json SeedPushJson(const SeedPush& p);
 
 struct PushGetFlags {
