@@ -300,13 +300,16 @@ class Swarmcast(System):
         wait_seeded(ctx, self.info_hash, 30, "swarmcast seed")
 
     def seed_upload_bytes(self):
-        # `swarmcast seed --json` prints its report when it is stopped.
-        for _, tag, text in self.seed.snapshot():
+        # `swarmcast seed --json` prints its report when it is stopped (after
+        # the "published" event line): wire uploads plus pushed payload.
+        for _, tag, text in reversed(self.seed.snapshot()):
             if tag == "out" and text.startswith("{"):
                 try:
-                    return int(json.loads(text)["uploaded_bytes"])
+                    report = json.loads(text)
+                    push = report.get("push") or {}
+                    return int(report["uploaded_bytes"]) + int(push.get("payload_bytes", 0))
                 except (ValueError, KeyError, TypeError):
-                    return None
+                    continue
         return None
 
     def launch(self, ctx):
