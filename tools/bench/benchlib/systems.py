@@ -273,10 +273,14 @@ class Swarmcast(System):
 
     progress = True
 
-    def __init__(self, push):
+    def __init__(self, push, fanout=None):
         super().__init__()
         self.push = push
-        self.name = "swarmcast" if push is None else f"swarmcast-push-{'on' if push else 'off'}"
+        self.fanout = fanout  # None: the seed's default (auto)
+        if push is None:
+            self.name = "swarmcast"
+        else:
+            self.name = f"swarmcast-push-{fanout or ('on' if push else 'off')}"
 
     def prepare(self, ctx):
         exe = os.path.join(ctx.build, "node", "swarmcast")
@@ -291,6 +295,8 @@ class Swarmcast(System):
                 "--listen", f"{ctx.seed_ip}:{PEER_PORT}", "--progress-interval", "1s", "--json"]
         if self.push is not None:
             argv += push_flags(self.push, ctx)
+        if self.fanout:
+            argv += ["--fanout", self.fanout]
         self.seed = ctx.procs.start("seed", ctx.lan.ns(0), argv,
                                     env={"SWARMCAST_STATE_DIR": os.path.join(ctx.work, "s0")})
         t = wait_line(self.seed, r"published .*\(([0-9a-f]{40})\)", 120, "swarmcast seed")
@@ -375,6 +381,9 @@ def make(name, build):
         return Swarmcast(None)
     if name in ("swarmcast-push-on", "swarmcast-push-off"):
         return Swarmcast(name.endswith("on"))
+    # One fan-out backend forced (kmod needs the module, absent here).
+    if name in ("swarmcast-push-splice", "swarmcast-push-sendfile", "swarmcast-push-copy"):
+        return Swarmcast(True, name.rsplit("-", 1)[1])
     raise ValueError(f"unknown system {name!r}")
 
 
