@@ -321,7 +321,8 @@ class Swarmcast(System):
     def launch(self, ctx):
         for i in range(1, ctx.n + 1):
             argv = [self.exe, "get", "bench", "--tracker", ctx.tracker_url, "-o", ctx.rdirs[i - 1],
-                    "--listen", f"{ctx.lan.ip(i)}:{PEER_PORT}", "--progress-interval", "200ms"]
+                    "--listen", f"{ctx.lan.ip(i)}:{PEER_PORT}", "--progress-interval", "200ms",
+                    "--json"]
             self.receivers.append(ctx.procs.start(
                 f"r{i}", ctx.lan.ns(i), argv,
                 env={"SWARMCAST_STATE_DIR": os.path.join(ctx.work, f"s{i}")}))
