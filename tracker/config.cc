@@ -1,10 +1,37 @@
 #include "tracker/config.h"
 
 #include <boost/program_options.hpp>
+#include <fstream>
 #include <sstream>
 
 namespace swarmcast::tracker {
 namespace po = boost::program_options;
+namespace {
+
+constexpr std::size_t kMaxTokenFileBytes = 64 << 10;
+
+// The tokens in a token file: one per line, surrounding blanks trimmed;
+// empty lines and lines starting with '#' skipped. Keeps tokens out of
+// the command line, where every local user can read them (ps).
+Result<std::vector<std::string>, std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Unexpected("cannot read token file " + path);
+  std::string text(kMaxTokenFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxTokenFileBytes) return Unexpected("token file " + path + " is over 64 KiB");
+  std::vector<std::string> tokens;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    tokens.push_back(line.substr(first, line.find_last_not_of(" \t\r") - first + 1));
+  }
+  if (tokens.empty()) return Unexpected("token file " + path + " holds no token");
+  return tokens;
+}
+
+}  // namespace
 
 Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* argv) {
   CommandLine cl;
@@ -12,6 +39,7 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   double expire_factor = 3.0;
   std::int64_t max_torrent = static_cast<std::int64_t>(c.metainfo.max_bytes);
   int request_timeout_ms = 10000, idle_timeout_ms = 30000, batch_ms = 1000;
+  std::string admin_token_file, announce_token_file;
   std::int64_t db_refresh = -1;
   po::options_description desc(
       "swarmcast-tracker: BitTorrent tracker (HTTP and UDP announce/scrape) and swarm\n"
@@ -54,8 +82,13 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
     ("announce-token", po::value(&c.announce_tokens)->composing(),
      "private mode: announces and scrapes must carry this token, as /announce/TOKEN or "
      "token=TOKEN; repeat for several. UDP is then refused (BEP 15 has no token)")
+    ("announce-token-file", po::value(&announce_token_file),
+     "like --announce-token, one token per line (blank lines and # comments skipped); "
+     "keeps them out of `ps`")
     ("admin-token", po::value(&c.admin_token),
      "registry writes (PUT) need `Authorization: Bearer TOKEN`")
+    ("admin-token-file", po::value(&admin_token_file),
+     "like --admin-token, read from the first line of this file")
     ("max-torrent-bytes", po::value(&max_torrent)->default_value(max_torrent),
      "largest .torrent accepted by the registry")
     ("max-header-bytes", po::value(&c.http.max_header_bytes)->default_value(c.http.max_header_bytes),
@@ -115,6 +148,23 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   }
   if (request_timeout_ms < 10 || idle_timeout_ms < 10 || batch_ms < 1 || batch_ms > 60000) {
     return Unexpected(std::string("timeouts must be >= 10 ms and --batch-ms 1..60000"));
+  }
+  if (!announce_token_file.empty()) {
+    auto tokens = ReadTokenFile(announce_token_file);
+    if (!tokens) return Unexpected("--announce-token-file: " + tokens.error());
+    c.announce_tokens.insert(c.announce_tokens.end(), tokens->begin(), tokens->end());
+  }
+  if (!admin_token_file.empty()) {
+    if (!c.admin_token.empty()) {
+      return Unexpected(std::string("give --admin-token or --admin-token-file, not both"));
+    }
+    auto tokens = ReadTokenFile(admin_token_file);
+    if (!tokens) return Unexpected("--admin-token-file: " + tokens.error());
+    if (tokens->size() != 1) {
+      return Unexpected("--admin-token-file: " + admin_token_file + " holds " +
+                        std::to_string(tokens->size()) + " tokens; want one");
+    }
+    c.admin_token = tokens->front();
   }
   for (const std::string& t : c.announce_tokens) {
     if (t.empty() || t.find_first_of("/?&%# ") != std::string::npos) {

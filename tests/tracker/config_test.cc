@@ -1,6 +1,10 @@
 #include "tracker/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include "tracker/token_check.h"
 
@@ -45,6 +49,48 @@ TEST(CommandLine, RefusesBadValues) {
            {"--batch-ms", "x"},
        }) {
     EXPECT_FALSE(Parse(args).ok()) << args[0];
+  }
+}
+
+// A file that removes itself.
+struct TokenFile {
+  explicit TokenFile(const std::string& text)
+      : path("/tmp/swarmcast-token-" + std::to_string(::getpid()) + "-" +
+             std::to_string(counter++)) {
+    std::ofstream(path) << text;
+  }
+  ~TokenFile() { std::remove(path.c_str()); }
+  std::string path;
+  static inline int counter = 0;
+};
+
+TEST(CommandLine, TokensComeFromFiles) {
+  TokenFile admin("  s3cret \n");
+  TokenFile announce("# the cluster's nodes\nalpha\n\n  beta\r\n");
+  auto cl = Parse({"--admin-token-file", admin.path.c_str(), "--announce-token-file",
+                   announce.path.c_str(), "--announce-token", "gamma"});
+  ASSERT_TRUE(cl.ok()) << cl.error();
+  EXPECT_EQ(cl->config.admin_token, "s3cret");
+  EXPECT_EQ(cl->config.announce_tokens, (std::vector<std::string>{"gamma", "alpha", "beta"}));
+}
+
+TEST(CommandLine, BadTokenFilesAreRefusedWithTheReason) {
+  TokenFile empty("# nothing\n\n");
+  TokenFile two("a\nb\n");
+  TokenFile slash("a/b\n");
+  TokenFile big(std::string(70 << 10, 'x'));
+  const std::vector<std::pair<std::vector<const char*>, std::string>> cases = {
+      {{"--admin-token-file", "/nonexistent/token"}, "cannot read"},
+      {{"--admin-token-file", empty.path.c_str()}, "holds no token"},
+      {{"--admin-token-file", two.path.c_str()}, "holds 2 tokens"},
+      {{"--admin-token-file", big.path.c_str()}, "over 64 KiB"},
+      {{"--admin-token", "x", "--admin-token-file", two.path.c_str()}, "not both"},
+      {{"--announce-token-file", slash.path.c_str()}, "without /"},
+  };
+  for (const auto& [args, why] : cases) {
+    auto cl = Parse(args);
+    ASSERT_FALSE(cl.ok()) << args[0];
+    EXPECT_NE(cl.error().find(why), std::string::npos) << cl.error();
   }
 }
 
