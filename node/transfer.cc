@@ -494,10 +494,27 @@ class Transfer {
     snap_.uploaded_bytes = st.total_payload_upload;
     snap_.down_rate = WindowRate(st.total_wanted_done, st.download_payload_rate);
     snap_.up_rate = st.upload_payload_rate;
+    if (o_.pushed_bytes) {
+      const std::int64_t pushed = o_.pushed_bytes();
+      snap_.uploaded_bytes += pushed;
+      snap_.up_rate += PushRate(pushed);
+    }
     snap_.peers = st.num_peers;
     snap_.seeds = st.num_seeds;
     snap_.elapsed_seconds = Seconds();
     snap_.state = StateName(st);
+  }
+
+  // The push channel's rate over the last second or so.
+  double PushRate(std::int64_t pushed) {
+    const auto now = Clock::now();
+    const double dt = std::chrono::duration<double>(now - push_sample_at_).count();
+    if (dt >= 1.0) {
+      push_rate_ = static_cast<double>(pushed - push_sample_bytes_) / dt;
+      push_sample_at_ = now;
+      push_sample_bytes_ = pushed;
+    }
+    return push_rate_;
   }
 
   // Download rate from the progress of the last ~3 s: libtorrent's own
@@ -608,8 +625,11 @@ class Transfer {
   Clock::time_point next_line_{}, next_status_{}, next_poll_{}, stop_deadline_{};
   std::optional<Clock::time_point> linger_deadline_;
   bool resumed_ = false, checked_ = false, moving_ = false, moved_ = false;
-  std::vector<std::string> deferred_trackers_;  // see StartWire
-  std::vector<lt::tcp::endpoint> peers_;        // --connect
+  std::vector<std::string> deferred_trackers_;       // see StartWire
+  Clock::time_point push_sample_at_ = Clock::now();  // see PushRate
+  std::int64_t push_sample_bytes_ = 0;
+  double push_rate_ = 0;
+  std::vector<lt::tcp::endpoint> peers_;  // --connect
   bool resume_in_flight_ = false, resume_dirty_ = false, final_saved_ = false;
   bool stopping_ = false, bar_drawn_ = false;
   int tracker_errors_ = 0;

@@ -100,6 +100,10 @@ struct TransferOptions {
   // BitTorrent wire (node/wire_gate.h). Called on libtorrent's network
   // thread; must be thread-safe.
   std::function<bool(std::string_view ip)> served_by_push;
+  // Seed: payload bytes sent so far outside libtorrent (the push channel;
+  // any thread). Progress lines and the status file count them in the
+  // upload figures; the report's uploaded_bytes stays the wire's alone.
+  std::function<std::int64_t()> pushed_bytes;
 
   ProgressMode progress = ProgressMode::kNone;
   std::chrono::milliseconds progress_interval{5000};

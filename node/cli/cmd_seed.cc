@@ -156,6 +156,11 @@ int RunSeed(int argc, char** argv) {
   t.progress_interval = ProgressInterval(common);
   t.status_file = StatusFilePath();
   t.status_extra = [&push] { return nlohmann::json{{"push", SeedPushJson(*push)}}; };
+  if (push->sender) {
+    t.pushed_bytes = [sender = push->sender.get()] {
+      return static_cast<std::int64_t>(sender->stats().payload_bytes);
+    };
+  }
   if (push->addresses) {
     t.served_by_push = [addresses = push->addresses](std::string_view ip) {
       return addresses->Contains(ip);
