@@ -21,30 +21,13 @@ using Json = nlohmann::json;
 
 constexpr std::size_t kSize = 8 << 20;
 
-class PushSwarmTest : public ::testing::Test {
+class PushSwarmTest : public LocalSwarmTest {
  protected:
   void SetUp() override {
-    dir_ =
-        std::make_unique<TempDir>(::testing::UnitTest::GetInstance()->current_test_info()->name());
-    port_ = FreePort();
-    tracker_ = StartTracker(dir_->path(), port_);
-    ASSERT_TRUE(tracker_) << "swarmcast-tracker did not come up";
-    url_ = "http://127.0.0.1:" + std::to_string(port_);
+    LocalSwarmTest::SetUp();
+    if (HasFatalFailure()) return;
     payload_ = Dir("seed") / "payload.bin";
     WriteRandomFile(payload_, kSize, 5);
-  }
-
-  fs::path Dir(const std::string& sub) {
-    const fs::path p = dir_->path() / sub;
-    fs::create_directories(p);
-    return p;
-  }
-
-  std::unique_ptr<Child> Run(const std::string& log, std::vector<std::string> args) {
-    args.insert(args.begin(), SwarmcastBin());
-    return std::make_unique<Child>(
-        std::move(args), dir_->path() / log,
-        std::vector<std::string>{"SWARMCAST_STATE_DIR=" + Dir("state").string()});
   }
 
   std::unique_ptr<Child> StartSeed(std::vector<std::string> extra = {}) {
@@ -70,10 +53,6 @@ class PushSwarmTest : public ::testing::Test {
     return Run("get-" + out, a);
   }
 
-  std::unique_ptr<TempDir> dir_;
-  int port_ = 0;
-  std::unique_ptr<Child> tracker_;
-  std::string url_;
   fs::path payload_;
 };
 

@@ -169,4 +169,27 @@ std::unique_ptr<Child> StartTracker(const fs::path& dir, int port) {
   return t;
 }
 
+void LocalSwarmTest::SetUp() {
+  dir_ = std::make_unique<TempDir>(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  port_ = FreePort();
+  tracker_ = StartTracker(dir_->path(), port_);
+  ASSERT_TRUE(tracker_) << "swarmcast-tracker did not come up";
+  url_ = "http://127.0.0.1:" + std::to_string(port_);
+}
+
+fs::path LocalSwarmTest::Dir(const std::string& sub) {
+  const fs::path p = dir_->path() / sub;
+  fs::create_directories(p);
+  return p;
+}
+
+std::vector<std::string> LocalSwarmTest::Env() {
+  return {"SWARMCAST_STATE_DIR=" + Dir("state").string()};
+}
+
+std::unique_ptr<Child> LocalSwarmTest::Run(const std::string& log, std::vector<std::string> args) {
+  args.insert(args.begin(), SwarmcastBin());
+  return std::make_unique<Child>(std::move(args), dir_->path() / log, Env());
+}
+
 }  // namespace swarmcast::node::testing

@@ -4,6 +4,7 @@
 // Child object goes away, so a failing test leaves nothing running.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -72,5 +73,24 @@ bool WaitUntil(std::chrono::milliseconds timeout, const std::function<bool()>& p
 // The swarmcast binary, and common argument lists for it.
 std::string SwarmcastBin();
 std::string TrackerBin();
+
+// The fixture the node's integration tests share: a scratch directory
+// named after the test and a real swarmcast-tracker on 127.0.0.1.
+class LocalSwarmTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+
+  // A subdirectory of the scratch directory, created.
+  fs::path Dir(const std::string& sub);
+  // Every swarmcast process keeps its state files in one place here.
+  std::vector<std::string> Env();
+  // Starts `swarmcast args...`, logging to <scratch>/<log>.out and .err.
+  std::unique_ptr<Child> Run(const std::string& log, std::vector<std::string> args);
+
+  std::unique_ptr<TempDir> dir_;
+  int port_ = 0;
+  std::unique_ptr<Child> tracker_;
+  std::string url_;
+};
 
 }  // namespace swarmcast::node::testing

@@ -15,30 +15,8 @@ namespace {
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
 
-class SwarmTest : public ::testing::Test {
+class SwarmTest : public LocalSwarmTest {
  protected:
-  void SetUp() override {
-    dir_ =
-        std::make_unique<TempDir>(::testing::UnitTest::GetInstance()->current_test_info()->name());
-    port_ = FreePort();
-    tracker_ = StartTracker(dir_->path(), port_);
-    ASSERT_TRUE(tracker_) << "swarmcast-tracker did not come up";
-    url_ = "http://127.0.0.1:" + std::to_string(port_);
-  }
-
-  fs::path Dir(const std::string& sub) {
-    const fs::path p = dir_->path() / sub;
-    fs::create_directories(p);
-    return p;
-  }
-
-  std::vector<std::string> Env() { return {"SWARMCAST_STATE_DIR=" + Dir("state").string()}; }
-
-  std::unique_ptr<Child> Run(const std::string& log, std::vector<std::string> args) {
-    args.insert(args.begin(), SwarmcastBin());
-    return std::make_unique<Child>(std::move(args), dir_->path() / log, Env());
-  }
-
   std::unique_ptr<Child> Seed(const fs::path& file, const std::string& name, const std::string& ip,
                               std::vector<std::string> extra = {}) {
     // These tests pin down the BitTorrent wire (rate limits, bans, resume):
@@ -71,11 +49,7 @@ class SwarmTest : public ::testing::Test {
     return "stdout:\n" + c.Stdout() + "\nstderr:\n" + c.Stderr();
   }
 
-  std::unique_ptr<TempDir> dir_;
-  int port_ = 0;
   int runs_ = 0;
-  std::unique_ptr<Child> tracker_;
-  std::string url_;
 };
 
 TEST_F(SwarmTest, SeedAndFourPeersEndByteIdenticalAndALateJoinerToo) {
