@@ -47,6 +47,7 @@ class Metrics {
   }
   void CountDbRows(std::uint64_t rows) { db_rows_.fetch_add(rows, std::memory_order_relaxed); }
   void CountDbError() { db_errors_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t db_errors() const { return db_errors_.load(std::memory_order_relaxed); }
   Histogram& announce_latency() { return announce_latency_; }
   Histogram& db_write_latency() { return db_write_latency_; }
   std::atomic<std::int64_t>& connections() { return connections_; }

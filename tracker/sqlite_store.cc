@@ -303,6 +303,7 @@ void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
         // Keep the failed changes for the next try (a full disk may clear);
         // newer pending changes for the same key win.
         metrics_.CountDbError();
+        KeepLatestPerPeer(batch.peers);
         std::lock_guard lock(pending_mu_);
         pending_.peers.insert(pending_.peers.begin(), batch.peers.begin(), batch.peers.end());
         pending_.swarms.insert(pending_.swarms.begin(), batch.swarms.begin(), batch.swarms.end());
@@ -315,6 +316,25 @@ void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
     }
     if (last) return;
   }
+}
+
+// After a failed write only the latest change of each peer is kept (all
+// that WriteBatch would write of them), so a database that keeps failing
+// holds at most one change per peer, not one per announce.
+void SqliteStore::KeepLatestPerPeer(std::vector<PeerChange>& peers) {
+  std::vector<std::uint32_t> order(peers.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key_less = [&](std::uint32_t a, std::uint32_t b) {
+    if (int c = std::memcmp(peers[a].swarm.data(), peers[b].swarm.data(), 20)) return c < 0;
+    return std::memcmp(peers[a].peer.id.data(), peers[b].peer.id.data(), 20) < 0;
+  };
+  std::stable_sort(order.begin(), order.end(), key_less);  // equal keys: oldest first
+  std::vector<PeerChange> kept;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const bool newer_follows = i + 1 < order.size() && !key_less(order[i], order[i + 1]);
+    if (!newer_follows) kept.push_back(std::move(peers[order[i]]));
+  }
+  peers = std::move(kept);
 }
 
 bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows) {

@@ -90,6 +90,7 @@ class SqliteStore final : public StateSink, public RegistryStore {
   SqliteStore(sqlite3* db, Metrics& metrics);
   bool Migrate(std::string& error);
   void WriterLoop(std::chrono::milliseconds interval);
+  static void KeepLatestPerPeer(std::vector<PeerChange>& peers);
   bool WriteBatch(Batch& batch, std::size_t& rows);
 
   sqlite3* db_;  // used by the writer thread only, once started
