@@ -184,6 +184,13 @@ RegistryError StatusError(int status, const std::string& body) {
 
 }  // namespace
 
+Result<RegistryClient::Response, RegistryError> RegistryClient::Get(const std::string& target,
+                                                                    std::size_t body_limit) {
+  auto r = Request("GET", target, {}, body_limit);
+  if (r && r->status != 200) return Unexpected(StatusError(r->status, r->body));
+  return r;
+}
+
 Result<PublishResult, RegistryError> RegistryClient::Publish(const std::string& name,
                                                              const std::string& torrent_bytes,
                                                              const std::string& push) {
@@ -202,9 +209,8 @@ Result<PublishResult, RegistryError> RegistryClient::Publish(const std::string& 
 }
 
 Result<SwarmInfo, RegistryError> RegistryClient::GetSwarm(const std::string& key) {
-  auto r = Request("GET", "/v1/swarms/" + EscapePath(key), {}, kJsonLimit);
+  auto r = Get("/v1/swarms/" + EscapePath(key), kJsonLimit);
   if (!r) return Unexpected(r.error());
-  if (r->status != 200) return Unexpected(StatusError(r->status, r->body));
   auto j = ParseObject(r->body);
   if (!j) return Unexpected(j.error());
   SwarmInfo out;
@@ -219,16 +225,14 @@ Result<SwarmInfo, RegistryError> RegistryClient::GetSwarm(const std::string& key
 }
 
 Result<std::string, RegistryError> RegistryClient::GetTorrent(const std::string& key) {
-  auto r = Request("GET", "/v1/swarms/" + EscapePath(key) + "/torrent", {}, kTorrentLimit);
+  auto r = Get("/v1/swarms/" + EscapePath(key) + "/torrent", kTorrentLimit);
   if (!r) return Unexpected(r.error());
-  if (r->status != 200) return Unexpected(StatusError(r->status, r->body));
   return std::move(r->body);
 }
 
 Result<CompletionView, RegistryError> RegistryClient::GetCompletion(const std::string& key) {
-  auto r = Request("GET", "/v1/swarms/" + EscapePath(key) + "/completion", {}, kJsonLimit);
+  auto r = Get("/v1/swarms/" + EscapePath(key) + "/completion", kJsonLimit);
   if (!r) return Unexpected(r.error());
-  if (r->status != 200) return Unexpected(StatusError(r->status, r->body));
   auto j = ParseObject(r->body);
   if (!j) return Unexpected(j.error());
   CompletionView out;

@@ -106,6 +106,8 @@ class RegistryClient {
   };
   Result<Response, RegistryError> Request(const std::string& method, const std::string& target,
                                           const std::string& body, std::size_t body_limit);
+  // A GET whose reply must be 200; any other status becomes its error.
+  Result<Response, RegistryError> Get(const std::string& target, std::size_t body_limit);
 
   TrackerUrl url_;
   std::chrono::milliseconds timeout_;
