@@ -51,8 +51,8 @@ std::string RenderLine(const ProgressSnapshot& s) {
          " (t=" + FormatSeconds(s.elapsed_seconds) + ")";
 }
 
-std::string SnapshotJson(const ProgressSnapshot& s, long pid, const std::string& path,
-                         const nlohmann::json& extra) {
+nlohmann::json SnapshotJson(const ProgressSnapshot& s, const std::string& path,
+                            const nlohmann::json& extra) {
   nlohmann::json j = {
       {"role", s.role},
       {"name", s.name},
@@ -72,9 +72,7 @@ std::string SnapshotJson(const ProgressSnapshot& s, long pid, const std::string&
       {"elapsed_seconds", s.elapsed_seconds},
   };
   if (extra.is_object()) j.update(extra);
-  if (pid != 0) j["pid"] = pid;
-  j["updated_unix"] = static_cast<std::int64_t>(std::time(nullptr));
-  return j.dump();
+  return j;
 }
 
 }  // namespace swarmcast::node

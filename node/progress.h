@@ -38,12 +38,10 @@ std::string RenderBar(const ProgressSnapshot& s, int width);
 //  ETA 2s (t=3s)": the line logged every few seconds when not on a TTY.
 std::string RenderLine(const ProgressSnapshot& s);
 
-// The snapshot as a JSON object (one line), with `pid` when non-zero and
-// `updated_unix` (now): readers treat a file not updated for a while as
-// left behind by a dead process, whatever its pid has become since.
-// `extra`: an object whose members are added (e.g. the push channel's
-// state); anything else is ignored.
-std::string SnapshotJson(const ProgressSnapshot& s, long pid, const std::string& path,
-                         const nlohmann::json& extra = nullptr);
+// The snapshot as a JSON object, as the status file carries it (see
+// node/status_file.h). `extra`: an object whose members are added (e.g.
+// the push channel's state); anything else is ignored.
+nlohmann::json SnapshotJson(const ProgressSnapshot& s, const std::string& path,
+                            const nlohmann::json& extra = nullptr);
 
 }  // namespace swarmcast::node

@@ -29,6 +29,7 @@
 #include "node/piece_salvage.h"
 #include "node/progress.h"
 #include "node/session_config.h"
+#include "node/status_file.h"
 #include "node/units.h"
 #include "node/wire_gate.h"
 
@@ -73,8 +74,8 @@ std::int64_t AllocatedBytes(const fs::path& dir) {
 
 class Transfer {
  public:
-  explicit Transfer(const TransferOptions& o)
-      : o_(o), tick_(ioc_), signals_(ioc_, SIGINT, SIGTERM) {}
+  Transfer(const TransferOptions& o, std::stop_token stop)
+      : o_(o), stop_(std::move(stop)), tick_(ioc_), signals_(ioc_, SIGINT, SIGTERM) {}
   ~Transfer() {
     if (lock_fd_ >= 0) ::close(lock_fd_);
   }
@@ -84,17 +85,22 @@ class Transfer {
   Result<TransferReport, TransferError> Run() {
     if (auto e = Prepare()) return Unexpected(*e);
     if (auto e = Start()) return Unexpected(*e);
+    WriteStatus();
     WaitForSignal();
+    // Runs at once if a stop was already requested; only posts, so it is
+    // safe from any thread while ioc_ lives (this callback goes first).
+    std::stop_callback on_stop_request(stop_, [this] {
+      asio::post(ioc_, [this] {
+        Note("stop requested; saving state");
+        Finish(TransferEnd::kInterrupted);
+      });
+    });
     ScheduleTick();
     ioc_.run();
 
     if (o_.hooks.on_stop) o_.hooks.on_stop();
     if (h_.is_valid()) Record(h_.status());
     ShowProgress(true);
-    if (!o_.status_file.empty()) {
-      std::error_code ec;
-      fs::remove(o_.status_file, ec);
-    }
     report_.total_seconds = Seconds();
     // Destroying the session sends the tracker its "stopped" announce
     // (bounded by stop_tracker_timeout) and joins libtorrent's threads.
@@ -349,6 +355,10 @@ class Transfer {
     } else if (lt::alert_cast<lt::save_resume_data_failed_alert>(a)) {
       resume_in_flight_ = false;
       AfterResumeSave();
+    } else if (auto* p = lt::alert_cast<lt::listen_succeeded_alert>(a)) {
+      if (p->socket_type == lt::socket_type_t::tcp && o_.hooks.on_listening) {
+        o_.hooks.on_listening(p->port);
+      }
     } else if (auto* p = lt::alert_cast<lt::listen_failed_alert>(a)) {
       FailWith({Kind::kNetwork, "cannot listen on " + p->address.to_string() + ":" +
                                     std::to_string(p->port) + ": " + p->error.message()});
@@ -567,6 +577,15 @@ class Transfer {
     std::fprintf(stderr, "%sswarmcast: %s\n", bar_drawn_ ? "\r\033[K" : "", msg.c_str());
   }
 
+  void WriteStatus() {
+    if (o_.status == nullptr) return;
+    if (snap_.role.empty()) Record(h_.status());
+    next_status_ = Clock::now() + kStatusEvery;
+    o_.status->Update(
+        SnapshotJson(snap_, (moved_ || !IsGet() ? final_path_ : save_path_ / report_.name).string(),
+                     o_.status_extra ? o_.status_extra() : nlohmann::json()));
+  }
+
   void OnTick() {
     const auto now = Clock::now();
     if (stopping_) {
@@ -576,15 +595,7 @@ class Transfer {
     const lt::torrent_status st = h_.status();
     Record(st);
     ShowProgress(false);
-    if (!o_.status_file.empty() && now >= next_status_) {
-      next_status_ = now + kStatusEvery;
-      (void)WriteFileAtomically(
-          o_.status_file,
-          SnapshotJson(snap_, static_cast<long>(::getpid()),
-                       (moved_ || !IsGet() ? final_path_ : save_path_ / report_.name).string(),
-                       o_.status_extra ? o_.status_extra() : nlohmann::json()) +
-              "\n");
-    }
+    if (now >= next_status_) WriteStatus();
     if (IsGet()) {
       if (checked_ && !moving_ && !moved_ && st.is_seeding) OnDownloadVerified();
       if (st.total_wanted_done != last_done_ || moving_ || moved_ || !checked_) {
@@ -613,6 +624,7 @@ class Transfer {
   }
 
   const TransferOptions& o_;
+  std::stop_token stop_;
   asio::io_context ioc_;
   asio::steady_timer tick_;
   asio::signal_set signals_;
@@ -661,8 +673,9 @@ const char* ToString(TransferEnd end) {
   return "unknown";
 }
 
-Result<TransferReport, TransferError> RunTransfer(const TransferOptions& options) {
-  Transfer t(options);
+Result<TransferReport, TransferError> RunTransfer(const TransferOptions& options,
+                                                  std::stop_token stop) {
+  Transfer t(options, std::move(stop));
   return t.Run();
 }
 

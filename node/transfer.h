@@ -5,7 +5,8 @@
 // the calling thread, which owns every piece of transfer state. libtorrent
 // runs its own network, disk and hashing threads; its alert-notify callback
 // (called on the network thread) only posts "drain the alerts" to the
-// control thread. Signals (SIGINT, SIGTERM) arrive through the io_context.
+// control thread. Signals (SIGINT, SIGTERM) and a stop request from
+// another thread (RunTransfer's stop_token) arrive through the io_context.
 //
 // Downloads go to DIR/.swarmcast/<info-hash>/ and are moved into DIR only
 // after every piece has passed its hash check. Resume data is written to
@@ -25,6 +26,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +34,8 @@
 #include "proto/result.h"
 
 namespace swarmcast::node {
+
+class StatusFile;
 
 enum class DiskIo { kMmap, kPosix };
 
@@ -68,6 +72,8 @@ struct TransferHooks {
   std::function<void(std::uint32_t piece)> on_piece_verified;  // any source
   std::function<void(std::uint32_t piece)> on_hash_failed;     // any source
   std::function<void()> on_stop;  // before the session goes away: stop feeding
+  // The BitTorrent listen socket is bound (TCP port; useful with port 0).
+  std::function<void(std::uint16_t port)> on_listening;
 };
 
 struct TransferOptions {
@@ -107,8 +113,10 @@ struct TransferOptions {
 
   ProgressMode progress = ProgressMode::kNone;
   std::chrono::milliseconds progress_interval{5000};
-  // Written every 2 s (atomically) with SnapshotJson, removed at exit.
-  std::filesystem::path status_file;
+  // The caller's status file (may be null): updated with SnapshotJson as
+  // soon as the torrent is added and every 2 s after. The caller created
+  // it before this call and removes it after.
+  StatusFile* status = nullptr;
   // Members added to each status file write (control thread), e.g. the
   // push channel's state for `swarmcast status`.
   std::function<nlohmann::json()> status_extra;
@@ -159,7 +167,10 @@ struct TransferError {
 const char* ToString(TransferEnd end);
 
 // Runs until the transfer ends (see TransferEnd) or fails. Blocks the
-// calling thread, which becomes the control thread.
-Result<TransferReport, TransferError> RunTransfer(const TransferOptions& options);
+// calling thread, which becomes the control thread. A stop requested on
+// `stop` (from any thread) ends it as SIGTERM does: kInterrupted, resume
+// data saved.
+Result<TransferReport, TransferError> RunTransfer(const TransferOptions& options,
+                                                  std::stop_token stop = {});
 
 }  // namespace swarmcast::node

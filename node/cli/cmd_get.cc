@@ -70,6 +70,12 @@ int RunGet(int argc, char** argv) {
   auto netopts = ToNetworkOptions(net);
   if (!client || !netopts) return kExitUsage;
 
+  // Listed by `swarmcast status` from here until this command exits.
+  StatusFile status(StateDir(),
+                    {{"role", "get"},
+                     {"name", key},
+                     {"state", "fetching metainfo"},
+                     {"path", std::filesystem::absolute(out).lexically_normal().string()}});
   // The info-hash comes from the command line, or from the registry's
   // record for the name; the metainfo is then fetched by that hash and
   // must hash to it.
@@ -120,7 +126,7 @@ int RunGet(int argc, char** argv) {
   };
   t.progress = ChooseProgressMode(common);
   t.progress_interval = ProgressInterval(common);
-  t.status_file = StatusFilePath();
+  t.status = &status;
   GetPush push;
   WireGetPush(push_flags, registry_push, *summary, info_hash, t, push, common.quiet);
   t.status_extra = [&push] { return nlohmann::json{{"push", GetPushJson(push)}}; };

@@ -62,6 +62,12 @@ int RunSeed(int argc, char** argv) {
     return kExitUsage;
   }
 
+  // Listed by `swarmcast status` from here until this command exits.
+  StatusFile status(StateDir(), {{"role", "seed"},
+                                 {"name", content.filename().string()},
+                                 {"registry_name", name},
+                                 {"state", "starting"},
+                                 {"path", content.string()}});
   std::string torrent_bytes;
   bool verified = false;
   if (!torrent_file.empty()) {
@@ -77,7 +83,7 @@ int RunSeed(int argc, char** argv) {
     b.hybrid = hybrid;
     b.announce_url = client->url().AnnounceUrl();
     if (!ApplyPieceSizeFlag(piece_size, b)) return kExitUsage;
-    auto built = HashWithProgress(b, common);
+    auto built = HashWithProgress(b, common, &status);
     if (!built) {
       Complain(built.error());
       return kExitStorage;
@@ -114,6 +120,13 @@ int RunSeed(int argc, char** argv) {
     Complain(push.error());
     return kExitNetwork;
   }
+  status.Update([&] {
+    nlohmann::json j = status.last();
+    j["state"] = "publishing";
+    j["info_hash"] = published->info_hash;
+    j["push"] = SeedPushJson(*push);
+    return j;
+  }());
   if (!push->endpoint.empty()) {
     auto again = client->Publish(name, torrent_bytes, push->endpoint);
     if (!again) {
@@ -154,7 +167,7 @@ int RunSeed(int argc, char** argv) {
   t.stop_after_copies = stop_after_copies;
   t.progress = ChooseProgressMode(common);
   t.progress_interval = ProgressInterval(common);
-  t.status_file = StatusFilePath();
+  t.status = &status;
   t.status_extra = [&push] { return nlohmann::json{{"push", SeedPushJson(*push)}}; };
   if (push->sender) {
     t.pushed_bytes = [sender = push->sender.get()] {

@@ -1,8 +1,6 @@
 // swarmcast status [--tracker URL NAME]
-#include <signal.h>
 
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 
 #include "node/cli/commands.h"
@@ -27,14 +25,9 @@ int LocalStatus(const CommonFlags& common) {
     auto text = ReadFileBounded(entry.path(), 1 << 20);
     if (!text) continue;
     Json j = Json::parse(*text, nullptr, false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("pid") || !j["pid"].is_number_integer()) {
-      continue;
-    }
-    const auto pid = j["pid"].get<long>();
-    // Writers refresh their file every 2 s; an old file is a dead process's
-    // even when its pid has been reused.
-    const auto age = std::time(nullptr) - j.value("updated_unix", std::int64_t{0});
-    if (pid <= 0 || age > 15 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+    if (j.is_discarded()) continue;  // a writer's rename is atomic: not ours
+    if (!WriterAlive(j)) {
+      // Left behind by a killed process (its pid may have been reused).
       std::filesystem::remove(entry.path(), ec);
       continue;
     }

@@ -146,14 +146,6 @@ std::filesystem::path StateDir() {
   return "/tmp/swarmcast-" + std::to_string(::getuid());
 }
 
-std::filesystem::path StatusFilePath() {
-  std::error_code ec;
-  const auto dir = StateDir();
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return {};
-  return dir / (std::to_string(::getpid()) + ".json");
-}
-
 void Complain(const std::string& msg) { std::fprintf(stderr, "swarmcast: %s\n", msg.c_str()); }
 
 int ExitFor(const RegistryError&) { return kExitTracker; }
@@ -178,7 +170,8 @@ int ExitFor(const TransferError& e) {
 
 namespace swarmcast::node::cli {
 
-Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f) {
+Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f,
+                                                    StatusFile* status) {
   using Clock = std::chrono::steady_clock;
   const ProgressMode mode = ChooseProgressMode(f);
   const auto interval = ProgressInterval(f);
@@ -189,8 +182,17 @@ Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const 
   const auto bytes_total = std::filesystem::is_regular_file(options.path, ec)
                                ? std::filesystem::file_size(options.path, ec)
                                : 0;
+  auto next_status = start;
   options.progress = [&](std::int64_t done, std::int64_t total) {
     const auto now = Clock::now();
+    if (status != nullptr && (now >= next_status || done == total)) {
+      nlohmann::json j = status->last();
+      j["state"] = "hashing";
+      j["pieces_total"] = total;
+      j["pieces_done"] = done;
+      status->Update(std::move(j));
+      next_status = now + std::chrono::seconds(2);
+    }
     if (mode == ProgressMode::kNone || (now < next && done != total)) return;
     const double secs = std::chrono::duration<double>(now - start).count();
     const double frac = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "node/registry_client.h"
+#include "node/status_file.h"
 #include "node/transfer.h"
 
 namespace swarmcast::node::cli {
@@ -70,9 +71,8 @@ std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f);
 ProgressMode ChooseProgressMode(const CommonFlags& f);
 std::chrono::milliseconds ProgressInterval(const CommonFlags& f);
 
-// Where running transfers publish their status files.
+// Where running transfers publish their status files (node/status_file.h).
 std::filesystem::path StateDir();
-std::filesystem::path StatusFilePath();
 
 // "swarmcast: <msg>" on stderr.
 void Complain(const std::string& msg);
@@ -85,8 +85,10 @@ int ExitFor(const TransferError& e);
 
 namespace swarmcast::node::cli {
 
-// BuildMetainfo with a progress bar / lines on stderr (per CommonFlags).
-Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f);
+// BuildMetainfo with a progress bar / lines on stderr (per CommonFlags),
+// and the hashing progress in `status` (may be null).
+Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f,
+                                                    StatusFile* status = nullptr);
 // Applies a --piece-size flag ("auto" or a size such as 1MiB) to `b`;
 // false after printing why.
 bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b);

@@ -46,8 +46,8 @@ TEST(Progress, PlainLineNamesTheTransfer) {
 }
 
 TEST(Progress, JsonCarriesTheCounters) {
-  auto j = nlohmann::json::parse(SnapshotJson(Half(), 42, "/x/disk.img"));
-  EXPECT_EQ(j["pid"], 42);
+  const nlohmann::json j = SnapshotJson(Half(), "/x/disk.img", {{"push", "on"}});
+  EXPECT_EQ(j["push"], "on");
   EXPECT_EQ(j["path"], "/x/disk.img");
   EXPECT_EQ(j["done_bytes"], 100 << 20);
   EXPECT_EQ(j["state"], "downloading");

@@ -3,6 +3,7 @@
 // that lies: the download must drop the channel, say why, and still end
 // correct from the BitTorrent swarm.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 
@@ -53,11 +54,28 @@ class PushSwarmTest : public LocalSwarmTest {
     return Run("get-" + out, a);
   }
 
+  // The transfer `swarmcast status --json` lists for `role` (null if none).
+  Json ListedTransfer(const std::string& role) {
+    auto status = Run("status-" + std::to_string(++status_runs_), {"status", "--json"});
+    EXPECT_EQ(status->Wait(20s), 0) << status->Stderr();
+    const Json listing = status->JsonOut();
+    for (const Json& t : listing["transfers"]) {
+      if (t["role"] == role) return t;
+    }
+    return nullptr;
+  }
+  int status_runs_ = 0;
+
   fs::path payload_;
 };
 
 TEST_F(PushSwarmTest, SeedPushesToFourPeersAndEveryCopyIsIntact) {
   auto seed = StartSeed({"--push-listen", "127.0.0.2:0", "--fanout", "splice"});
+  // The seed writes its status before it publishes the push endpoint that
+  // StartSeed waited for: it is listed at once, with its backend.
+  Json seed_status = ListedTransfer("seed");
+  EXPECT_EQ(seed_status["push"]["fanout"], "splice") << seed_status.dump();
+  EXPECT_EQ(seed_status["pid"], seed->pid()) << seed_status.dump();
   std::vector<std::unique_ptr<Child>> gets;
   for (int i = 0; i < 4; ++i) {
     gets.push_back(Get("127.0.0." + std::to_string(3 + i), "peer" + std::to_string(i)));
@@ -73,17 +91,12 @@ TEST_F(PushSwarmTest, SeedPushesToFourPeersAndEveryCopyIsIntact) {
     EXPECT_TRUE(SameContent(payload_, Dir("peer" + std::to_string(i)) / "payload.bin"));
   }
   EXPECT_GT(pushed, 0) << "no piece came by push";
-  // `swarmcast status` names the running seed's fan-out backend.
-  auto status = Run("status", {"status", "--json"});
-  ASSERT_EQ(status->Wait(20s), 0) << status->Stderr();
-  const Json listing = status->JsonOut();
-  Json seed_status;
-  for (const Json& t : listing["transfers"]) {
-    if (t["role"] == "seed") seed_status = t;
-  }
-  EXPECT_EQ(seed_status["push"]["fanout"], "splice") << listing.dump();
+  // Still listed while it runs, and gone once it has exited.
+  seed_status = ListedTransfer("seed");
+  EXPECT_EQ(seed_status["push"]["fanout"], "splice") << seed_status.dump();
   seed->Signal(SIGTERM);
   ASSERT_EQ(seed->Wait(20s), 0) << seed->Stderr();
+  EXPECT_EQ(ListedTransfer("seed"), nullptr);
   const Json sj = seed->JsonOut();
   EXPECT_EQ(sj["push"]["fanout"], "splice") << sj.dump();
   EXPECT_GT(sj["push"]["pieces_sent"].get<std::int64_t>(), 0) << sj.dump();
@@ -105,8 +118,14 @@ TEST_F(PushSwarmTest, NoPushMeansNoSubscription) {
   EXPECT_TRUE(SameContent(payload_, Dir("peer") / "payload.bin"));
 }
 
+// Waits up to `timeout` for `fd` to be readable (or closed).
+bool Readable(int fd, std::chrono::milliseconds timeout) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, static_cast<int>(timeout.count())) == 1;
+}
+
 // A push "seed" that answers the subscriber's HELLO with `frames`, then
-// holds the connection open for a while.
+// keeps the connection open until the subscriber drops it.
 class LyingPushSeed {
  public:
   explicit LyingPushSeed(std::string frames) {
@@ -114,16 +133,16 @@ class LyingPushSeed {
     EXPECT_TRUE(l.ok());
     listener_ = std::move(*l);
     thread_ = std::thread([this, frames = std::move(frames)] {
-      int c = -1;
-      for (int i = 0; i < 3000 && c < 0; ++i) {
-        c = ::accept(listener_.get(), nullptr, nullptr);
-        if (c < 0) std::this_thread::sleep_for(10ms);
-      }
+      if (!Readable(listener_.get(), 30s)) return;
+      const int c = ::accept(listener_.get(), nullptr, nullptr);
       if (c < 0) return;
       char buf[65536];
       ::recv(c, buf, sizeof buf, 0);
       ::send(c, frames.data(), frames.size(), MSG_NOSIGNAL);
-      std::this_thread::sleep_for(3s);
+      // The get is to judge the frames and hang up; closing first would let
+      // it see only an ended channel.
+      while (Readable(c, 30s) && ::recv(c, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+      }
       ::close(c);
     });
   }
