@@ -1,11 +1,8 @@
 #include "tests/node/swarm_harness.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/mount.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,18 +102,6 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
-int FreePort() {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
-}
-
 void WriteRandomFile(const fs::path& path, std::size_t size, unsigned seed) {
   std::mt19937_64 rng(seed);
   std::string data(size, '\0');
@@ -145,7 +130,7 @@ bool WaitUntil(std::chrono::milliseconds timeout, const std::function<bool()>& p
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return pred();
 }
@@ -153,27 +138,42 @@ bool WaitUntil(std::chrono::milliseconds timeout, const std::function<bool()>& p
 std::string SwarmcastBin() { return SWARMCAST_BIN; }
 std::string TrackerBin() { return SWARMCAST_TRACKER_BIN; }
 
-std::unique_ptr<Child> StartTracker(const fs::path& dir, int port) {
-  auto t = std::make_unique<Child>(
-      std::vector<std::string>{TrackerBin(), "--listen", "127.0.0.1:" + std::to_string(port),
-                               "--db", (dir / "tracker.db").string(), "--no-udp", "--interval", "5",
-                               "--threads", "1"},
+RunningTracker StartTracker(const fs::path& dir) {
+  RunningTracker t;
+  t.child = std::make_unique<Child>(
+      std::vector<std::string>{TrackerBin(), "--listen", "127.0.0.1:0", "--db",
+                               (dir / "tracker.db").string(), "--no-udp", "--interval", "5",
+                               "--threads", "1", "--json"},
       dir / "tracker");
-  RegistryClient client(*ParseTrackerUrl("http://127.0.0.1:" + std::to_string(port)),
-                        std::chrono::milliseconds(500));
-  const bool up = WaitUntil(std::chrono::seconds(10), [&] {
+  // Its first line says where it listens: {"event":"listening","addresses":["127.0.0.1:P"],...}
+  const bool listening = WaitUntil(std::chrono::seconds(20), [&] {
+    auto j = t.child->JsonOut();
+    if (j.value("event", "") != "listening" || !j["addresses"].is_array() ||
+        j["addresses"].empty()) {
+      return !t.child->Running();
+    }
+    const std::string at = j["addresses"][0].get<std::string>();
+    t.port = std::atoi(at.c_str() + at.rfind(':') + 1);
+    return true;
+  });
+  if (!listening || t.port <= 0) return {};
+  RegistryClient client(*ParseTrackerUrl("http://127.0.0.1:" + std::to_string(t.port)),
+                        std::chrono::seconds(2));
+  const bool up = WaitUntil(std::chrono::seconds(20), [&] {
     auto r = client.GetSwarm("probe");
     return r || r.error().kind != RegistryError::Kind::kUnreachable;
   });
-  if (!up) return nullptr;
+  if (!up) return {};
   return t;
 }
 
 void LocalSwarmTest::SetUp() {
   dir_ = std::make_unique<TempDir>(::testing::UnitTest::GetInstance()->current_test_info()->name());
-  port_ = FreePort();
-  tracker_ = StartTracker(dir_->path(), port_);
-  ASSERT_TRUE(tracker_) << "swarmcast-tracker did not come up";
+  auto t = StartTracker(dir_->path());
+  ASSERT_TRUE(t.child) << "swarmcast-tracker did not come up: "
+                       << ReadAll(dir_->path() / "tracker.err");
+  tracker_ = std::move(t.child);
+  port_ = t.port;
   url_ = "http://127.0.0.1:" + std::to_string(port_);
 }
 

@@ -9,6 +9,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -55,19 +57,22 @@ class TempDir {
   fs::path path_;
 };
 
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int FreePort();
-
 // Writes `size` pseudo-random bytes (deterministic per seed).
 void WriteRandomFile(const fs::path& path, std::size_t size, unsigned seed);
 bool SameContent(const fs::path& a, const fs::path& b);
 std::string ReadAll(const fs::path& p);
 
-// swarmcast-tracker on 127.0.0.1:port with its database in `dir`;
-// returns once the registry answers.
-std::unique_ptr<Child> StartTracker(const fs::path& dir, int port);
+// swarmcast-tracker on 127.0.0.1 at a port the kernel picks (no window in
+// which another process can take it), with its database in `dir`; returns
+// once the registry answers, or a null child.
+struct RunningTracker {
+  std::unique_ptr<Child> child;
+  int port = 0;
+};
+RunningTracker StartTracker(const fs::path& dir);
 
-// Polls until `pred` holds or the timeout passes.
+// Calls `pred` every 20 ms until it holds or `timeout` passes; whether it
+// held. Tests wait on the event itself with this, never on a sleep.
 bool WaitUntil(std::chrono::milliseconds timeout, const std::function<bool()>& pred);
 
 // The swarmcast binary, and common argument lists for it.

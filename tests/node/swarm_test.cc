@@ -193,18 +193,14 @@ std::string Aria2c() {
 
 // aria2c flags that keep it on this machine: no DHT, no local peer
 // discovery, no peer exchange.
-std::vector<std::string> AriaArgs(const std::string& ip, int port) {
-  return {Aria2c(),
-          "--enable-dht=false",
-          "--enable-dht6=false",
-          "--bt-enable-lpd=false",
-          "--enable-peer-exchange=false",
-          "--interface=" + ip,
-          "--listen-port=" + std::to_string(port),
-          "--file-allocation=none",
-          "--console-log-level=warn",
-          "--summary-interval=0",
-          "--bt-tracker-interval=5"};
+std::vector<std::string> AriaArgs(const std::string& ip) {
+  return {Aria2c(), "--enable-dht=false", "--enable-dht6=false", "--bt-enable-lpd=false",
+          "--enable-peer-exchange=false", "--interface=" + ip,
+          // A range: aria2 takes the first port in it that binds, so no
+          // port is picked here and bound later (another process could
+          // take it in between).
+          "--listen-port=40000-49999", "--file-allocation=none", "--console-log-level=warn",
+          "--summary-interval=0", "--bt-tracker-interval=5"};
 }
 
 TEST_F(SwarmTest, StockClientDownloadsFromASwarmcastSeed) {
@@ -218,7 +214,7 @@ TEST_F(SwarmTest, StockClientDownloadsFromASwarmcastSeed) {
   const fs::path tfile = dir_->path() / "interop.torrent";
   std::ofstream(tfile, std::ios::binary) << *torrent;
 
-  auto args = AriaArgs("127.0.0.8", FreePort());
+  auto args = AriaArgs("127.0.0.8");
   for (const char* a : {"--seed-time=0", "--bt-stop-timeout=60"}) args.push_back(a);
   args.push_back("--dir=" + Dir("aria").string());
   args.push_back(tfile.string());
@@ -244,7 +240,7 @@ TEST_F(SwarmTest, PeerServingCorruptDataIsBannedAndEveryCopyEndsCorrect) {
   std::string bad = ReadAll(payload);
   for (char& c : bad) c = static_cast<char>(~c);
   std::ofstream(Dir("bad") / "payload.bin", std::ios::binary) << bad;
-  auto args = AriaArgs("127.0.0.9", FreePort());
+  auto args = AriaArgs("127.0.0.9");
   for (const char* a :
        {"--bt-seed-unverified=true", "--check-integrity=false", "--seed-ratio=0.0"}) {
     args.push_back(a);

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <random>
 #include <thread>
 
@@ -52,6 +53,7 @@ class TransferTest : public ::testing::Test {
     o.expected_info_hash = hash_;
     o.dir = dir_ / "out";
     o.net.listen_ip = "127.0.0.1";
+    o.stall_timeout = std::chrono::seconds(60);  // a failed test ends, not hangs
     return o;
   }
 
@@ -65,12 +67,17 @@ TEST_F(TransferTest, PiecesFedThroughTheSeamAreVerifiedAndMovedIntoPlace) {
   std::thread feeder;
   std::atomic<int> verified{0};
   std::int64_t pieces = 0;
+  // Set on the control thread when libtorrent has judged the bad piece 3:
+  // the good copy is fed only then, since a second add_piece of a piece
+  // still being checked is dropped.
+  std::promise<void> bad_piece_judged;
+  auto judged = bad_piece_judged.get_future();
   o.hooks.on_ready = [&](const PieceFeed& feed) {
     pieces = feed.pieces;
     EXPECT_EQ(feed.piece_length, 16 << 10);
     EXPECT_EQ(std::count(feed.have.begin(), feed.have.end(), true), 0);
     // A push receiver runs on its own thread; so does this feeder.
-    feeder = std::thread([feed, this] {
+    feeder = std::thread([feed, this, &judged] {
       for (std::int64_t i = 0; i < feed.pieces; ++i) {
         const std::size_t off = static_cast<std::size_t>(i * feed.piece_length);
         const std::size_t len = std::min<std::size_t>(static_cast<std::size_t>(feed.piece_length),
@@ -80,7 +87,8 @@ TEST_F(TransferTest, PiecesFedThroughTheSeamAreVerifiedAndMovedIntoPlace) {
           std::vector<char> bad = piece;
           bad[100] ^= 1;
           feed.add_piece(static_cast<std::uint32_t>(i), bad);
-          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          ASSERT_EQ(judged.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+              << "the corrupt piece was never reported";
         }
         feed.add_piece(static_cast<std::uint32_t>(i), piece);
       }
@@ -91,7 +99,10 @@ TEST_F(TransferTest, PiecesFedThroughTheSeamAreVerifiedAndMovedIntoPlace) {
   };
   o.hooks.on_piece_verified = [&](std::uint32_t) { ++verified; };
   std::vector<std::uint32_t> failed;
-  o.hooks.on_hash_failed = [&](std::uint32_t piece) { failed.push_back(piece); };
+  o.hooks.on_hash_failed = [&](std::uint32_t piece) {
+    if (failed.empty()) bad_piece_judged.set_value();
+    failed.push_back(piece);
+  };
   o.hooks.on_stop = [&] {
     if (feeder.joinable()) feeder.join();
   };
