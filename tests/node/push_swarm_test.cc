@@ -3,7 +3,6 @@
 // that lies: the download must drop the channel, say why, and still end
 // correct from the BitTorrent swarm.
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 
@@ -118,12 +117,6 @@ TEST_F(PushSwarmTest, NoPushMeansNoSubscription) {
   EXPECT_TRUE(SameContent(payload_, Dir("peer") / "payload.bin"));
 }
 
-// Waits up to `timeout` for `fd` to be readable (or closed).
-bool Readable(int fd, std::chrono::milliseconds timeout) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, static_cast<int>(timeout.count())) == 1;
-}
-
 // A push "seed" that answers the subscriber's HELLO with `frames`, then
 // keeps the connection open until the subscriber drops it.
 class LyingPushSeed {
@@ -133,16 +126,13 @@ class LyingPushSeed {
     EXPECT_TRUE(l.ok());
     listener_ = std::move(*l);
     thread_ = std::thread([this, frames = std::move(frames)] {
-      if (!Readable(listener_.get(), 30s)) return;
+      if (!swarmcast::testing::WaitReadable(listener_.get(), 30s)) return;
       const int c = ::accept(listener_.get(), nullptr, nullptr);
       if (c < 0) return;
       char buf[65536];
       ::recv(c, buf, sizeof buf, 0);
       ::send(c, frames.data(), frames.size(), MSG_NOSIGNAL);
-      // The get is to judge the frames and hang up; closing first would let
-      // it see only an ended channel.
-      while (Readable(c, 30s) && ::recv(c, buf, sizeof buf, MSG_DONTWAIT) > 0) {
-      }
+      swarmcast::testing::DrainUntilClosed(c, 30s);
       ::close(c);
     });
   }

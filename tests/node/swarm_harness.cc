@@ -126,15 +126,6 @@ bool SameContent(const fs::path& a, const fs::path& b) {
   return ReadAll(a) == ReadAll(b);
 }
 
-bool WaitUntil(std::chrono::milliseconds timeout, const std::function<bool()>& pred) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return pred();
-}
-
 std::string SwarmcastBin() { return SWARMCAST_BIN; }
 std::string TrackerBin() { return SWARMCAST_TRACKER_BIN; }
 

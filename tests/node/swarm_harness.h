@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/wait_until.h"
+
 namespace swarmcast::node::testing {
 
 namespace fs = std::filesystem;
@@ -71,9 +73,7 @@ struct RunningTracker {
 };
 RunningTracker StartTracker(const fs::path& dir);
 
-// Calls `pred` every 20 ms until it holds or `timeout` passes; whether it
-// held. Tests wait on the event itself with this, never on a sleep.
-bool WaitUntil(std::chrono::milliseconds timeout, const std::function<bool()>& pred);
+using swarmcast::testing::WaitUntil;
 
 // The swarmcast binary, and common argument lists for it.
 std::string SwarmcastBin();

@@ -19,11 +19,15 @@
 #include "node/push/push_receiver.h"
 #include "node/push/push_sender.h"
 #include "node/push/tcp.h"
+#include "tests/common/wait_until.h"
 
 namespace swarmcast::push {
 namespace {
 
 using namespace std::chrono_literals;
+using swarmcast::testing::DrainUntilClosed;
+using swarmcast::testing::WaitReadable;
+using swarmcast::testing::WaitUntil;
 
 constexpr std::uint32_t kPieceLength = 64 << 10;
 constexpr std::uint64_t kFileSize = 40 * kPieceLength + 1234;  // short last piece
@@ -136,10 +140,7 @@ TEST_P(PushChannelBackendTest, FourReceiversGetEveryPieceOnceAndIntact) {
     EXPECT_EQ(std::set<std::uint32_t>(sink.pieces.begin(), sink.pieces.end()).size(), 41u);
   }
   // A receiver can hold a piece a moment before the sender has counted it.
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (sender->stats().pieces_sent < 4u * 41 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(10ms);
-  }
+  WaitUntil(20s, [&] { return sender->stats().pieces_sent >= 4u * 41; });
   const auto st = sender->stats();
   EXPECT_EQ(st.pieces_sent, 4u * 41);
   EXPECT_EQ(st.payload_bytes, 4 * kFileSize);
@@ -162,11 +163,21 @@ TEST_F(PushChannelTest, PiecesTheReceiverHasAreNotPushed) {
   Sink sink;
   auto r = Receive(sender->port(), sink, have);
   ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.size() >= 20; }, 20s));
-  std::this_thread::sleep_for(200ms);
+  // The negative check is tied to the sender's scan, not to a pause: a
+  // second receiver that has nothing makes the scan pass every piece again,
+  // each a chance to send the first receiver one it has. When the second
+  // has all 41, the first must still have exactly its 20.
+  Sink late;
+  auto r2 = Receive(sender->port(), late);
+  ASSERT_TRUE(late.WaitFor([&] { return late.pieces.size() >= 41; }, 20s))
+      << "the late receiver got " << late.pieces.size() << " pieces";
   std::lock_guard lock(sink.mu);
   EXPECT_EQ(sink.pieces.size(), 20u);
   for (auto p : sink.pieces) EXPECT_EQ(p % 2, 1u);
   EXPECT_FALSE(sink.corrupt);
+  // (A receiver can hold a piece a moment before the sender counted it.)
+  WaitUntil(20s, [&] { return sender->stats().pieces_sent >= 20u + 41u; });
+  EXPECT_EQ(sender->stats().pieces_sent, 20u + 41u);
 }
 
 TEST_F(PushChannelTest, WrongInfoHashEndsTheChannel) {
@@ -189,13 +200,13 @@ class FakeSeed {
     auto l = ListenTcp("127.0.0.1", 0, &port_);
     listener_ = std::move(*l);
     thread_ = std::thread([this, bytes = std::move(bytes)] {
-      int c;
-      while ((c = ::accept(listener_.get(), nullptr, nullptr)) < 0)
-        std::this_thread::sleep_for(1ms);
+      if (!WaitReadable(listener_.get(), 30s)) return;
+      const int c = ::accept(listener_.get(), nullptr, nullptr);
+      if (c < 0) return;
       char buf[4096];
       ::recv(c, buf, sizeof buf, 0);
       ::send(c, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      std::this_thread::sleep_for(300ms);
+      DrainUntilClosed(c, 30s);
       ::close(c);
     });
   }
@@ -286,10 +297,7 @@ TEST_F(PushChannelTest, StalledSubscriberIsDroppedAndOthersFinish) {
   auto r = Receive(sender->port(), sink);
   ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.size() >= pieces; }, 20s))
       << sink.pieces.size() << " pieces";
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (sender->stats().dropped == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(50ms);
-  }
+  EXPECT_TRUE(WaitUntil(20s, [&] { return sender->stats().dropped > 0; }));
   EXPECT_EQ(sender->stats().dropped, 1u);
   std::lock_guard lock(sink.mu);
   EXPECT_FALSE(sink.corrupt);
@@ -312,11 +320,7 @@ TEST_F(PushChannelTest, SubscriberAddressIsHeldWhileSubscribed) {
   EXPECT_TRUE(o.addresses->Contains("::ffff:127.0.0.5"));
   EXPECT_FALSE(o.addresses->Contains("127.0.0.1"));
   r.reset();  // says BYE
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (o.addresses->Contains("127.0.0.5") && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-  }
-  EXPECT_FALSE(o.addresses->Contains("127.0.0.5"));
+  EXPECT_TRUE(WaitUntil(20s, [&] { return !o.addresses->Contains("127.0.0.5"); }));
 }
 
 TEST(SubscriberAddressesTest, CountsSubscribersPerAddress) {
