@@ -7,8 +7,6 @@
 #include <sstream>
 #include <thread>
 
-#include "node/naming.h"
-
 namespace swarmcast::node {
 namespace fs = std::filesystem;
 
@@ -77,6 +75,14 @@ Result<BuiltMetainfo, std::string> BuildMetainfo(const BuildOptions& o) {
   out.num_pieces = ti.num_pieces();
   out.num_files = ti.num_files();
   return out;
+}
+
+std::int64_t ChoosePieceSize(std::int64_t total_size) {
+  constexpr std::int64_t kMin = 64 << 10;
+  constexpr std::int64_t kMax = 16 << 20;
+  std::int64_t piece = kMin;
+  while (piece < kMax && total_size / piece > 1024) piece *= 2;
+  return piece;
 }
 
 }  // namespace swarmcast::node

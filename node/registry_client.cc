@@ -8,6 +8,8 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "proto/metainfo.h"
+
 namespace swarmcast::node {
 namespace {
 
@@ -17,7 +19,8 @@ namespace http = beast::http;
 using Json = nlohmann::json;
 
 constexpr std::size_t kJsonLimit = 4u << 20;
-constexpr std::size_t kTorrentLimit = 32u << 20;
+// No metainfo the check would accept is larger.
+constexpr std::size_t kTorrentLimit = proto::MetainfoLimits{}.max_bytes;
 
 RegistryError Err(RegistryError::Kind kind, std::string msg, int status = 0) {
   return RegistryError{kind, status, std::move(msg)};

@@ -2,7 +2,7 @@
 // publish a metainfo under a name, fetch it back by name or info-hash, and
 // read a swarm's completion view. Synchronous: every call finishes or fails
 // within the timeout given at construction, and every response is bounded
-// (headers 16 KiB, body 32 MiB for a metainfo, 4 MiB for JSON).
+// (headers 16 KiB, body 16 MiB for a metainfo, 4 MiB for JSON).
 //
 // Not thread-safe; each call opens its own connection, so one client may be
 // used by one thread at a time.

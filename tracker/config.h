@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "proto/metainfo.h"
 #include "proto/result.h"
 #include "tracker/http_server.h"
-#include "tracker/metainfo_check.h"
 #include "tracker/query_parse.h"
 #include "tracker/swarm_state.h"
 
@@ -23,7 +23,7 @@ struct TrackerConfig {
   std::int64_t min_interval = 30;
   HttpLimits http;
   QueryLimits query;
-  MetainfoLimits metainfo;
+  proto::MetainfoLimits metainfo;
   bool trust_ip_param = false;
   std::vector<std::string> announce_tokens;
   std::string admin_token;

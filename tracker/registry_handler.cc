@@ -104,9 +104,8 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
       return respond(JsonError(401, "admin token missing or wrong"));
     }
   }
-  if (!ValidSwarmName(name)) {
-    return respond(JsonError(
-        400, "invalid name: use [A-Za-z0-9][A-Za-z0-9._-]{0,127}, not 40 or 64 hex digits"));
+  if (!proto::IsValidSwarmName(name)) {
+    return respond(JsonError(400, "invalid name: use " + std::string(proto::kSwarmNameRule)));
   }
   std::string push;
   for (std::string_view q = query; !q.empty();) {
@@ -119,16 +118,16 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
       return respond(JsonError(400, "invalid push endpoint: want IP:PORT"));
     }
   }
-  auto meta = CheckMetainfo(body, config_.limits);
-  if (!meta) return respond(JsonError(400, meta.error()));
+  auto meta = proto::CheckMetainfo(body, config_.limits);
+  if (!meta) return respond(JsonError(400, "invalid torrent: " + meta.error()));
 
   RegistryEntry entry;
   entry.name = std::string(name);
   entry.torrent = std::move(body);
-  entry.size = meta->size;
+  entry.size = meta->total_size;
   entry.piece_length = meta->piece_length;
-  entry.pieces = meta->pieces;
-  entry.files = meta->files;
+  entry.pieces = meta->num_pieces;
+  entry.files = meta->file_count;
   entry.push = push;
   const std::int64_t now = clock_.Now();
   PublishOutcome r = table_.Publish(meta->info_hash, entry, now);
@@ -150,10 +149,10 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   w.BeginObject();
   w.Key("name").String(stored ? stored->name : std::string_view(name));
   w.Key("info_hash").String(ToHex(meta->info_hash));
-  w.Key("size").Int(meta->size);
+  w.Key("size").Int(meta->total_size);
   w.Key("piece_length").Int(meta->piece_length);
-  w.Key("pieces").Int(meta->pieces);
-  w.Key("files").Int(meta->files);
+  w.Key("pieces").Int(meta->num_pieces);
+  w.Key("files").Int(meta->file_count);
   w.Key("push").StringOrNull(push);
   w.EndObject();
   HttpReply reply = JsonReply(r.kind == PublishOutcome::kCreated ? 201 : 200, w);

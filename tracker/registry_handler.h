@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 
+#include "proto/metainfo.h"
 #include "tracker/clock.h"
 #include "tracker/http_reply.h"
-#include "tracker/metainfo_check.h"
 #include "tracker/swarm_state.h"
 #include "tracker/token_check.h"
 
@@ -28,7 +28,7 @@ class RegistryStore {
 };
 
 struct RegistryConfig {
-  MetainfoLimits limits;
+  proto::MetainfoLimits limits;
   TokenSet admin;  // non-empty: PUT needs "Authorization: Bearer <token>"
 };
 

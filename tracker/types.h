@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "proto/hex.h"
+
 namespace swarmcast::tracker {
 
 using InfoHash = std::array<std::uint8_t, 20>;
@@ -30,15 +32,8 @@ struct PeerAddress {
   std::string IpString() const;
 };
 
-// Lower-case hex of a byte string.
-std::string ToHex(const std::uint8_t* data, std::size_t n);
-template <std::size_t N>
-std::string ToHex(const std::array<std::uint8_t, N>& a) {
-  return ToHex(a.data(), N);
-}
-// Parses exactly 2*N hex digits (either case); false otherwise.
-template <std::size_t N>
-bool FromHex(std::string_view hex, std::array<std::uint8_t, N>& out);
+using proto::FromHex;
+using proto::ToHex;
 
 // Keyed hash for the tracker's hash tables: the key is random per process,
 // so a client cannot choose info-hashes that all land in one bucket.

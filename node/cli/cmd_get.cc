@@ -4,9 +4,8 @@
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
 #include "node/cli/push_wiring.h"
-#include "node/metainfo_check.h"
-#include "node/naming.h"
 #include "node/units.h"
+#include "proto/metainfo.h"
 
 namespace swarmcast::node::cli {
 
@@ -62,7 +61,7 @@ int RunGet(int argc, char** argv) {
     Complain(stall_for.error());
     return kExitUsage;
   }
-  if (!IsValidSwarmName(key) && !IsInfoHashHex(key)) {
+  if (!proto::IsValidSwarmName(key) && !proto::IsInfoHashHex(key)) {
     Complain("'" + key + "' is neither a swarm name nor a 40-hex info-hash");
     return kExitUsage;
   }
@@ -79,7 +78,7 @@ int RunGet(int argc, char** argv) {
   // The info-hash comes from the command line, or from the registry's
   // record for the name; the metainfo is then fetched by that hash and
   // must hash to it.
-  std::string info_hash = IsInfoHashHex(key) ? key : std::string();
+  std::string info_hash = proto::IsInfoHashHex(key) ? key : std::string();
   std::string registry_push;  // the seed's push endpoint, if it has one
   if (!info_hash.empty() && !push_flags.no_push) {
     if (auto swarm = client->GetSwarm(info_hash)) registry_push = swarm->push;
@@ -90,7 +89,7 @@ int RunGet(int argc, char** argv) {
       Complain(ToString(swarm.error()));
       return ExitFor(swarm.error());
     }
-    if (!IsInfoHashHex(swarm->info_hash)) {
+    if (!proto::IsInfoHashHex(swarm->info_hash)) {
       Complain("tracker: the registry record for '" + key + "' has no valid info-hash");
       return kExitTracker;
     }
@@ -102,9 +101,9 @@ int RunGet(int argc, char** argv) {
     Complain(ToString(torrent.error()));
     return ExitFor(torrent.error());
   }
-  auto summary = CheckMetainfo(*torrent);
+  auto summary = proto::CheckMetainfo(*torrent);
   if (!summary) {
-    Complain(summary.error());
+    Complain("metainfo refused: " + summary.error());
     return kExitMetainfo;
   }
 

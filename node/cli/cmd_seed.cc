@@ -5,9 +5,8 @@
 #include "node/cli/common.h"
 #include "node/cli/push_wiring.h"
 #include "node/file_io.h"
-#include "node/metainfo_check.h"
-#include "node/naming.h"
 #include "node/units.h"
+#include "proto/metainfo.h"
 
 namespace swarmcast::node::cli {
 
@@ -51,10 +50,9 @@ int RunSeed(int argc, char** argv) {
   if (!client || !netopts) return kExitUsage;
   const std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
   if (name.empty()) name = content.filename().string();
-  if (!IsValidSwarmName(name)) {
-    Complain("'" + name +
-             "' is not a valid swarm name ([A-Za-z0-9][A-Za-z0-9._-]{0,127}, not 40/64 hex); "
-             "pass --name");
+  if (!proto::IsValidSwarmName(name)) {
+    Complain("'" + name + "' is not a valid swarm name (" + std::string(proto::kSwarmNameRule) +
+             "); pass --name");
     return kExitUsage;
   }
   if (stop_after_copies < 0) {
@@ -71,7 +69,7 @@ int RunSeed(int argc, char** argv) {
   std::string torrent_bytes;
   bool verified = false;
   if (!torrent_file.empty()) {
-    auto bytes = ReadFileBounded(torrent_file, MetainfoLimits{}.max_bytes);
+    auto bytes = ReadFileBounded(torrent_file, proto::MetainfoLimits{}.max_bytes);
     if (!bytes) {
       Complain(bytes.error());
       return kExitStorage;
@@ -91,9 +89,9 @@ int RunSeed(int argc, char** argv) {
     torrent_bytes = std::move(built->bytes);
     verified = true;
   }
-  auto summary = CheckMetainfo(torrent_bytes);
+  auto summary = proto::CheckMetainfo(torrent_bytes);
   if (!summary) {
-    Complain(summary.error());
+    Complain("metainfo refused: " + summary.error());
     return kExitMetainfo;
   }
   if (summary->name != content.filename().string()) {

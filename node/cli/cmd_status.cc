@@ -6,8 +6,8 @@
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
 #include "node/file_io.h"
-#include "node/naming.h"
 #include "node/units.h"
+#include "proto/metainfo.h"
 
 namespace swarmcast::node::cli {
 namespace {
@@ -130,7 +130,7 @@ int RunStatus(int argc, char** argv) {
     }
     return LocalStatus(common);
   }
-  if (key.empty() || (!IsValidSwarmName(key) && !IsInfoHashHex(key))) {
+  if (key.empty() || (!proto::IsValidSwarmName(key) && !proto::IsInfoHashHex(key))) {
     Complain("status --tracker wants a swarm name or 40-hex info-hash");
     return kExitUsage;
   }

@@ -24,9 +24,11 @@ std::array<std::uint8_t, proto::kPeerIdSize> RandomPeerId() {
 }
 
 // Push needs the swarm to be one file: pieces map straight onto its bytes.
-bool SingleFile(const MetainfoSummary& s) { return s.paths.size() == 1 && s.paths[0] == s.name; }
+bool SingleFile(const proto::MetainfoSummary& s) {
+  return s.paths.size() == 1 && s.paths[0] == s.name;
+}
 
-proto::Geometry GeometryOf(const MetainfoSummary& s) {
+proto::Geometry GeometryOf(const proto::MetainfoSummary& s) {
   return {static_cast<std::uint32_t>(s.num_pieces), static_cast<std::uint32_t>(s.piece_length),
           static_cast<std::uint64_t>(s.total_size)};
 }
@@ -51,7 +53,7 @@ void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
 
 Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
                                             const std::filesystem::path& content,
-                                            const MetainfoSummary& summary,
+                                            const proto::MetainfoSummary& summary,
                                             const std::string& info_hash_hex,
                                             const TrackerUrl& tracker, std::int64_t max_rate,
                                             bool quiet) {
@@ -125,7 +127,7 @@ void AddPushGetOptions(po::options_description& d, PushGetFlags& f) {
 }
 
 void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
-                 const MetainfoSummary& summary, const std::string& info_hash_hex,
+                 const proto::MetainfoSummary& summary, const std::string& info_hash_hex,
                  TransferOptions& t, GetPush& state, bool quiet) {
   if (f.no_push) {
     state.why_not = "--no-push";

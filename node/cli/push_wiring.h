@@ -9,10 +9,10 @@
 #include <string>
 
 #include "node/cli/common.h"
-#include "node/metainfo_check.h"
 #include "node/push/push_download.h"
 #include "node/push/push_sender.h"
 #include "node/transfer.h"
+#include "proto/metainfo.h"
 
 namespace swarmcast::node::cli {
 
@@ -33,9 +33,12 @@ struct SeedPush {
 // Starts the push sender for `content` (push off or impossible: a SeedPush
 // without sender, and why on stderr unless quiet). Errors are bad flags or
 // a sender that cannot start.
-Result<SeedPush, std::string> StartSeedPush(
-    const PushSeedFlags& f, const std::filesystem::path& content, const MetainfoSummary& summary,
-    const std::string& info_hash_hex, const TrackerUrl& tracker, std::int64_t max_rate, bool quiet);
+Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
+                                            const std::filesystem::path& content,
+                                            const proto::MetainfoSummary& summary,
+                                            const std::string& info_hash_hex,
+                                            const TrackerUrl& tracker, std::int64_t max_rate,
+                                            bool quiet);
 nlohmann::json SeedPushJson(const SeedPush& p);
 
 struct PushGetFlags {
@@ -55,7 +58,7 @@ struct GetPush {
 // this host's subnet) and sets t.hooks to subscribe once the initial check
 // is done. `state` must outlive RunTransfer.
 void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
-                 const MetainfoSummary& summary, const std::string& info_hash_hex,
+                 const proto::MetainfoSummary& summary, const std::string& info_hash_hex,
                  TransferOptions& t, GetPush& state, bool quiet);
 nlohmann::json GetPushJson(const GetPush& p);
 

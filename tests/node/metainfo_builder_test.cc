@@ -10,7 +10,7 @@
 #include <random>
 
 #include "node/file_io.h"
-#include "node/metainfo_check.h"
+#include "proto/metainfo.h"
 
 namespace swarmcast::node {
 namespace {
@@ -57,7 +57,7 @@ TEST_F(MetainfoBuilderTest, SingleFileV1WithProgress) {
   EXPECT_EQ(last_total, 49);
   EXPECT_EQ(built->info_hash.size(), 40u);
 
-  auto summary = CheckMetainfo(built->bytes);
+  auto summary = proto::CheckMetainfo(built->bytes);
   ASSERT_TRUE(summary) << summary.error();
   EXPECT_FALSE(summary->hybrid);
   EXPECT_EQ(summary->num_pieces, 49);
@@ -72,7 +72,7 @@ TEST_F(MetainfoBuilderTest, DirectoryHybridPassesTheCheck) {
   o.piece_size = 16 << 10;
   auto built = BuildMetainfo(o);
   ASSERT_TRUE(built) << built.error();
-  auto summary = CheckMetainfo(built->bytes);
+  auto summary = proto::CheckMetainfo(built->bytes);
   ASSERT_TRUE(summary) << summary.error();
   EXPECT_TRUE(summary->hybrid);
   EXPECT_EQ(summary->paths.size(), 2u);
@@ -108,6 +108,20 @@ TEST_F(MetainfoBuilderTest, AtomicWriteAndBoundedRead) {
   EXPECT_FALSE(ReadFileBounded(p, 2));
   EXPECT_FALSE(ReadFileBounded(dir_, 10));
   EXPECT_TRUE(WriteFileAtomically(dir_ / "no" / "such" / "dir", "x"));
+}
+
+TEST(PieceSize, AboutAThousandPiecesWithinBounds) {
+  EXPECT_EQ(ChoosePieceSize(1), 64 << 10);
+  EXPECT_EQ(ChoosePieceSize(64 << 20), 64 << 10);
+  EXPECT_EQ(ChoosePieceSize(256 << 20), 256 << 10);
+  EXPECT_EQ(ChoosePieceSize(std::int64_t{4} << 30), 4 << 20);
+  EXPECT_EQ(ChoosePieceSize(std::int64_t{1} << 40), 16 << 20);
+  for (std::int64_t size :
+       {std::int64_t{1} << 20, std::int64_t{300} << 20, std::int64_t{7} << 30}) {
+    const std::int64_t p = ChoosePieceSize(size);
+    EXPECT_EQ(p & (p - 1), 0) << size;
+    EXPECT_LE(size / p, 1024) << size;
+  }
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <string_view>
 
-#include "tracker/metainfo_check.h"
 #include "tracker/query_parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -24,13 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     case 1: {
       auto r = ParseScrapeQuery(in, limits);
       if (r.ok() && r->info_hashes.size() > limits.max_scrape_hashes) __builtin_trap();
-      break;
-    }
-    case 2: {
-      MetainfoLimits m;
-      m.max_bytes = 1 << 20;
-      auto r = CheckMetainfo(in, m);
-      if (r.ok() && (r->piece_length < 16384 || r->files < 1)) __builtin_trap();
       break;
     }
   }

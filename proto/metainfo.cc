@@ -1,16 +1,16 @@
-#include "node/metainfo_check.h"
+#include "proto/metainfo.h"
+
+#include <openssl/sha.h>
 
 #include "proto/bencode.h"
+#include "proto/hex.h"
 
-namespace swarmcast::node {
+namespace swarmcast::proto {
 namespace {
-
-using proto::BencodeDict;
-using proto::BencodeValue;
 
 using Check = Result<MetainfoSummary, std::string>;
 
-Unexpected<std::string> Fail(std::string why) { return Unexpected("metainfo refused: " + why); }
+Unexpected<std::string> Fail(std::string why) { return Unexpected(std::move(why)); }
 
 const std::int64_t* FindInt(const BencodeValue& dict, std::string_view key) {
   const BencodeValue* v = dict.Find(key);
@@ -70,13 +70,14 @@ Check CheckMetainfo(std::string_view bytes, const MetainfoLimits& limits) {
   if (bytes.size() > limits.max_bytes) {
     return Fail("larger than " + std::to_string(limits.max_bytes) + " bytes");
   }
-  proto::BencodeLimits blimits;
+  BencodeLimits blimits;
   blimits.max_depth = limits.max_path_depth + 8;
   blimits.max_total_size = limits.max_bytes;
   blimits.max_string_length = limits.max_bytes;
   blimits.strict = false;  // old clients wrote unsorted keys; duplicates still fail
-  auto decoded = proto::DecodeBencode(bytes, blimits);
-  if (!decoded) return Fail(decoded.error().ToString());
+  auto decoded = DecodeBencode(bytes, blimits);
+  if (!decoded) return Fail("not bencode (" + decoded.error().ToString() + ")");
+  if (!decoded->is_dict()) return Fail("the top level is not a dictionary");
   const BencodeValue* info = decoded->Find("info");
   if (info == nullptr || !info->is_dict()) return Fail("no info dictionary");
 
@@ -89,9 +90,11 @@ Check CheckMetainfo(std::string_view bytes, const MetainfoLimits& limits) {
   out.name = *name;
 
   const std::int64_t* plen = FindInt(*info, "piece length");
-  if (plen == nullptr || *plen < limits.min_piece_length || *plen > limits.max_piece_length) {
-    return Fail("piece length missing or outside [" + std::to_string(limits.min_piece_length) +
-                ", " + std::to_string(limits.max_piece_length) + "]");
+  if (plen == nullptr || *plen < limits.min_piece_length || *plen > limits.max_piece_length ||
+      (*plen & (*plen - 1)) != 0) {
+    return Fail("piece length missing, not a power of two, or outside [" +
+                std::to_string(limits.min_piece_length) + ", " +
+                std::to_string(limits.max_piece_length) + "]");
   }
   out.piece_length = *plen;
 
@@ -114,8 +117,9 @@ Check CheckMetainfo(std::string_view bytes, const MetainfoLimits& limits) {
   if (length != nullptr) {
     if (!add_size(*length)) return Fail("file length negative or too large");
     out.paths.push_back(out.name);
+    out.file_count = 1;
   } else {
-    const proto::BencodeList* list = files->if_list();
+    const BencodeList* list = files->if_list();
     if (list == nullptr || list->empty()) return Fail("'files' is not a non-empty list");
     if (list->size() > limits.max_files) return Fail("too many files");
     for (const BencodeValue& f : *list) {
@@ -124,7 +128,7 @@ Check CheckMetainfo(std::string_view bytes, const MetainfoLimits& limits) {
       const std::int64_t* flen = FindInt(f, "length");
       if (flen == nullptr || !add_size(*flen)) return Fail("file length missing or invalid");
       const BencodeValue* path = f.Find("path");
-      const proto::BencodeList* elems = path ? path->if_list() : nullptr;
+      const BencodeList* elems = path ? path->if_list() : nullptr;
       if (elems == nullptr || elems->empty() || elems->size() > limits.max_path_depth) {
         return Fail("file path missing, empty or too deep");
       }
@@ -139,6 +143,7 @@ Check CheckMetainfo(std::string_view bytes, const MetainfoLimits& limits) {
       }
       if (!IsPad(f)) out.paths.push_back(std::move(joined));
     }
+    out.file_count = static_cast<std::int64_t>(list->size());
   }
 
   const std::int64_t expected = (out.total_size + out.piece_length - 1) / out.piece_length;
@@ -153,7 +158,26 @@ Check CheckMetainfo(std::string_view bytes, const MetainfoLimits& limits) {
     if (!why.empty()) return Fail(why);
     out.hybrid = true;
   }
+
+  // The swarm's key: SHA-1 over the info value exactly as received.
+  auto raw = FindRawDictValue(bytes, "info", blimits);
+  if (!raw || raw->empty()) return Fail("info bytes not found");
+  SHA1(reinterpret_cast<const unsigned char*>(raw->data()), raw->size(), out.info_hash.data());
   return out;
 }
 
-}  // namespace swarmcast::node
+bool IsValidSwarmName(std::string_view name) {
+  if (name.empty() || name.size() > 128) return false;
+  auto alnum = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  };
+  if (!alnum(name[0])) return false;
+  for (char c : name) {
+    if (!alnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return !((name.size() == 40 || name.size() == 64) && IsHexDigits(name));
+}
+
+bool IsInfoHashHex(std::string_view text) { return text.size() == 40 && IsHexDigits(text); }
+
+}  // namespace swarmcast::proto
