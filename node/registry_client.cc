@@ -8,6 +8,7 @@
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
 
+#include "proto/endpoint.h"
 #include "proto/metainfo.h"
 
 namespace swarmcast::node {
@@ -62,7 +63,10 @@ std::string EscapePath(const std::string& s) {
 
 }  // namespace
 
-std::string TrackerUrl::ToString() const { return "http://" + host + ":" + port + base_path; }
+std::string TrackerUrl::ToString() const {
+  return "http://" + proto::FormatEndpoint(host, static_cast<std::uint16_t>(std::stoi(port))) +
+         base_path;
+}
 std::string TrackerUrl::AnnounceUrl() const { return ToString() + "/announce"; }
 
 Result<TrackerUrl, std::string> ParseTrackerUrl(std::string_view url) {
@@ -80,19 +84,10 @@ Result<TrackerUrl, std::string> ParseTrackerUrl(std::string_view url) {
     while (!path.empty() && path.back() == '/') path.remove_suffix(1);
     out.base_path = std::string(path);
   }
-  const std::size_t colon = hostport.rfind(':');
-  if (colon != std::string_view::npos && hostport.find(']') == std::string_view::npos) {
-    out.host = std::string(hostport.substr(0, colon));
-    out.port = std::string(hostport.substr(colon + 1));
-  } else {
-    out.host = std::string(hostport);
-  }
-  if (out.host.empty()) return Unexpected("tracker URL has no host: '" + original + "'");
-  if (out.port.empty() || out.port.size() > 5 ||
-      out.port.find_first_not_of("0123456789") != std::string::npos || std::stoi(out.port) == 0 ||
-      std::stoi(out.port) > 65535) {
-    return Unexpected("tracker URL has a bad port: '" + original + "'");
-  }
+  auto at = proto::ParseEndpoint(hostport, {.allow_names = true, .default_port = 80});
+  if (!at) return Unexpected("tracker URL '" + original + "': " + at.error());
+  out.host = std::move(at->host);
+  out.port = std::to_string(at->port);
   return out;
 }
 

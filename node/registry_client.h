@@ -17,9 +17,10 @@
 
 namespace swarmcast::node {
 
-// "http://host:port[/base]" split into its parts. Only http is supported.
+// "http://host[:port][/base]" split into its parts (an IPv6 host in
+// brackets: "http://[::1]:6969"). Only http is supported.
 struct TrackerUrl {
-  std::string host;
+  std::string host;  // a name or an IP literal, without brackets
   std::string port = "80";
   std::string base_path;  // without a trailing '/', may be empty
 

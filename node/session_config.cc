@@ -6,6 +6,8 @@
 #include <libtorrent/settings_pack.hpp>
 #include <thread>
 
+#include "proto/endpoint.h"
+
 namespace swarmcast::node {
 
 lt::settings_pack LanSettings(const NetworkOptions& net) {
@@ -19,9 +21,8 @@ lt::settings_pack LanSettings(const NetworkOptions& net) {
   p.set_bool(sp::enable_outgoing_utp, false);
   p.set_bool(sp::allow_multiple_connections_per_ip, true);
 
-  const bool v6 = net.listen_ip.find(':') != std::string::npos;
-  const std::string host = v6 ? "[" + net.listen_ip + "]" : net.listen_ip;
-  p.set_str(sp::listen_interfaces, host + ":" + std::to_string(net.listen_port));
+  p.set_str(sp::listen_interfaces,
+            proto::FormatEndpoint(net.listen_ip, static_cast<std::uint16_t>(net.listen_port)));
   if (net.listen_ip != "0.0.0.0" && net.listen_ip != "::") {
     p.set_str(sp::outgoing_interfaces, net.listen_ip);
   }

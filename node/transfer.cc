@@ -229,8 +229,8 @@ class Transfer {
     atp.flags &= ~(lt::torrent_flags::paused | lt::torrent_flags::auto_managed);
     if (!IsGet() && o_.data_verified) atp.flags |= lt::torrent_flags::seed_mode;
     if (!o_.announce_url.empty()) atp.trackers = {o_.announce_url};
-    if (IsGet() && o_.wire_after_ready) {
-      // Held back until the initial check is done (StartWire).
+    if (WireHeld()) {
+      // Held back until the push subscription is in place (StartWire).
       for (const auto& t : atp.ti->trackers()) deferred_trackers_.push_back(t.url);
       deferred_trackers_.insert(deferred_trackers_.end(), atp.trackers.begin(), atp.trackers.end());
       atp.ti->clear_trackers();
@@ -246,26 +246,26 @@ class Transfer {
     lt::error_code ec;
     h_ = ses_->add_torrent(std::move(atp), ec);
     if (ec) return TransferError{Kind::kStorage, "cannot add the torrent: " + ec.message()};
-    for (const std::string& peer : o_.peers) {
-      const auto colon = peer.rfind(':');
+    for (const proto::Endpoint& peer : o_.peers) {
       lt::error_code aec;
-      const auto addr = lt::make_address(peer.substr(0, colon), aec);
-      if (colon == std::string::npos || aec) {
-        return TransferError{Kind::kNetwork, "bad peer address '" + peer + "' (want IP:PORT)"};
+      const auto addr = lt::make_address(peer.host, aec);
+      if (aec) {
+        return TransferError{Kind::kNetwork, "bad peer address '" + peer.ToString() + "'"};
       }
-      const int port = std::atoi(peer.c_str() + colon + 1);
-      if (port <= 0 || port > 65535) {
-        return TransferError{Kind::kNetwork, "bad peer port in '" + peer + "'"};
-      }
-      peers_.emplace_back(addr, static_cast<std::uint16_t>(port));
+      peers_.emplace_back(addr, peer.port);
     }
-    if (!(IsGet() && o_.wire_after_ready)) StartWire();
+    if (!WireHeld()) StartWire();
     return std::nullopt;
   }
 
-  // Announces to the trackers and connects the --connect peers (at once,
-  // or after the initial check with wire_after_ready).
+  bool WireHeld() const { return IsGet() && o_.wire_hold.count() > 0; }
+
+  // Announces to the trackers and connects the --connect peers: at once,
+  // or when the wire hold ends (release_wire, or its deadline on a tick).
   void StartWire() {
+    if (wire_started_) return;
+    wire_started_ = true;
+    wire_hold_until_.reset();
     for (const std::string& url : deferred_trackers_) h_.add_tracker(lt::announce_entry(url));
     if (!deferred_trackers_.empty()) h_.force_reannounce();
     deferred_trackers_.clear();
@@ -312,8 +312,8 @@ class Transfer {
              std::to_string(report_.pieces_total) + " pieces verified");
       }
       if (IsGet() && resumed_) Salvage();
+      if (WireHeld() && !wire_started_) wire_hold_until_ = Clock::now() + o_.wire_hold;
       if (o_.hooks.on_ready) o_.hooks.on_ready(MakeFeed());
-      if (IsGet() && o_.wire_after_ready) StartWire();
     } else if (lt::alert_cast<lt::torrent_finished_alert>(a)) {
       if (IsGet()) OnDownloadVerified();
     } else if (auto* p = lt::alert_cast<lt::piece_finished_alert>(a)) {
@@ -399,6 +399,7 @@ class Transfer {
       h.add_piece(index, std::move(data));
     };
     feed.post = [this](std::function<void()> f) { asio::post(ioc_, std::move(f)); };
+    feed.release_wire = [this] { asio::post(ioc_, [this] { StartWire(); }); };
     return feed;
   }
 
@@ -592,6 +593,11 @@ class Transfer {
       if (now >= stop_deadline_) ioc_.stop();
       return;
     }
+    if (wire_hold_until_ && now >= *wire_hold_until_) {
+      Note("the push subscription was not confirmed within " +
+           FormatSeconds(o_.wire_hold.count() / 1e3) + "; joining the swarm anyway");
+      StartWire();
+    }
     const lt::torrent_status st = h_.status();
     Record(st);
     ShowProgress(false);
@@ -637,8 +643,10 @@ class Transfer {
   Clock::time_point next_line_{}, next_status_{}, next_poll_{}, stop_deadline_{};
   std::optional<Clock::time_point> linger_deadline_;
   bool resumed_ = false, checked_ = false, moving_ = false, moved_ = false;
-  std::vector<std::string> deferred_trackers_;       // see StartWire
-  Clock::time_point push_sample_at_ = Clock::now();  // see PushRate
+  std::vector<std::string> deferred_trackers_;  // see StartWire
+  bool wire_started_ = false;
+  std::optional<Clock::time_point> wire_hold_until_;  // see WireHeld
+  Clock::time_point push_sample_at_ = Clock::now();   // see PushRate
   std::int64_t push_sample_bytes_ = 0;
   double push_rate_ = 0;
   std::vector<lt::tcp::endpoint> peers_;  // --connect

@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "proto/endpoint.h"
 #include "proto/result.h"
 
 namespace swarmcast::node {
@@ -64,6 +65,9 @@ struct PieceFeed {
   // Runs `f` on the control thread (asio::post); safe from any thread
   // until TransferHooks::on_stop has returned.
   std::function<void(std::function<void()> f)> post;
+  // Ends the hold of TransferOptions::wire_hold now (idempotent; same
+  // thread rules as post).
+  std::function<void()> release_wire;
 };
 
 // Callbacks into the caller, all on the control thread.
@@ -87,7 +91,7 @@ struct TransferOptions {
   bool data_verified = false;  // seed: the content was just hashed
   std::string announce_url;    // replaces the metainfo's trackers if set
   NetworkOptions net;
-  std::vector<std::string> peers;  // "ip:port" to connect to directly
+  std::vector<proto::Endpoint> peers;  // IP literals to connect to directly
 
   // Get: how long to keep serving after the download completed; nullopt
   // means do not linger. `swarm_complete` (may be empty) is polled every
@@ -122,11 +126,13 @@ struct TransferOptions {
   std::function<nlohmann::json()> status_extra;
 
   TransferHooks hooks;
-  // Get: talk to the tracker and peers only once hooks.on_ready has
-  // returned. The push subscription made there then reaches the seed before
-  // this peer's first BitTorrent request, so the seed's wire gate
-  // (node/wire_gate.h) already knows to leave it to the push channel.
-  bool wire_after_ready = false;
+  // Get: after the initial check, hold the BitTorrent wire (tracker
+  // announces, --connect peers) until PieceFeed::release_wire is called, or
+  // this long at most (0: no hold). hooks.on_ready makes the push
+  // subscription and releases the wire once the seed has answered it, so
+  // the seed's wire gate (node/wire_gate.h) knows this peer before its
+  // first BitTorrent request, however fast or slow either side is.
+  std::chrono::milliseconds wire_hold{0};
 };
 
 enum class TransferEnd {

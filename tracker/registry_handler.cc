@@ -1,9 +1,8 @@
 #include "tracker/registry_handler.h"
 
 #include <algorithm>
-#include <boost/asio/ip/address.hpp>
-#include <charconv>
 
+#include "proto/endpoint.h"
 #include "tracker/json_writer.h"
 #include "tracker/query_parse.h"
 
@@ -39,26 +38,8 @@ void SummaryJson(JsonWriter& w, const SwarmSummary& s) {
 // "IP:PORT" or "[IPv6]:PORT" with a port in 1..65535; returns the
 // normalised form, or empty when invalid.
 std::string NormalisePush(std::string_view s) {
-  std::string_view host, port;
-  if (!s.empty() && s[0] == '[') {
-    auto close = s.find(']');
-    if (close == std::string_view::npos || close + 1 >= s.size() || s[close + 1] != ':') return {};
-    host = s.substr(1, close - 1);
-    port = s.substr(close + 2);
-  } else {
-    auto colon = s.rfind(':');
-    if (colon == std::string_view::npos) return {};
-    host = s.substr(0, colon);
-    port = s.substr(colon + 1);
-  }
-  unsigned p = 0;
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
-  if (ec != std::errc() || end != port.data() + port.size() || p < 1 || p > 65535) return {};
-  boost::system::error_code aec;
-  auto ip = boost::asio::ip::make_address(std::string(host), aec);
-  if (aec) return {};
-  return ip.is_v6() ? "[" + ip.to_string() + "]:" + std::to_string(p)
-                    : ip.to_string() + ":" + std::to_string(p);
+  auto e = proto::ParseEndpoint(s);
+  return e ? e->ToString() : std::string();
 }
 
 }  // namespace

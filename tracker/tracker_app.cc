@@ -5,10 +5,10 @@
 #include <boost/asio/ip/udp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <charconv>
 #include <iostream>
 #include <thread>
 
+#include "proto/endpoint.h"
 #include "tracker/announce_handler.h"
 #include "tracker/clock.h"
 #include "tracker/http_server.h"
@@ -31,36 +31,16 @@ struct ListenAddress {
 };
 
 Result<ListenAddress, std::string> ParseListen(const std::string& s) {
-  std::string_view host, port;
-  std::string_view v = s;
-  if (!v.empty() && v[0] == '[') {
-    auto close = v.find(']');
-    if (close == std::string_view::npos || close + 1 >= v.size() || v[close + 1] != ':') {
-      return Unexpected("bad --listen " + s + ": want [V6]:PORT");
-    }
-    host = v.substr(1, close - 1);
-    port = v.substr(close + 2);
-  } else {
-    auto colon = v.rfind(':');
-    if (colon == std::string_view::npos)
-      return Unexpected("bad --listen " + s + ": want ADDR:PORT");
-    host = v.substr(0, colon);
-    port = v.substr(colon + 1);
-  }
-  unsigned p = 0;
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), p);
-  if (ec != std::errc() || end != port.data() + port.size() || p > 65535) {
-    return Unexpected("bad port in --listen " + s);
-  }
-  boost::system::error_code aec;
-  auto ip = net::ip::make_address(std::string(host), aec);
-  if (aec) return Unexpected("bad address in --listen " + s);
-  return ListenAddress{ip, static_cast<std::uint16_t>(p)};
+  auto e = proto::ParseEndpoint(s, {.allow_port_zero = true});
+  if (!e) return Unexpected("bad --listen " + s + ": " + e.error());
+  boost::system::error_code ec;
+  auto ip = net::ip::make_address(e->host, ec);
+  if (ec) return Unexpected("bad address in --listen " + s);
+  return ListenAddress{ip, e->port};
 }
 
 std::string Endpoint(const net::ip::address& ip, std::uint16_t port) {
-  return ip.is_v6() ? "[" + ip.to_string() + "]:" + std::to_string(port)
-                    : ip.to_string() + ":" + std::to_string(port);
+  return proto::FormatEndpoint(ip.to_string(), port);
 }
 
 void Fail(const TrackerConfig& c, const std::string& msg) {

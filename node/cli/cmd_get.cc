@@ -67,7 +67,8 @@ int RunGet(int argc, char** argv) {
   }
   auto client = ToRegistryClient(trk);
   auto netopts = ToNetworkOptions(net);
-  if (!client || !netopts) return kExitUsage;
+  auto peers = ToPeerEndpoints(net);
+  if (!client || !netopts || !peers) return kExitUsage;
 
   // Listed by `swarmcast status` from here until this command exits.
   StatusFile status(StateDir(),
@@ -114,7 +115,7 @@ int RunGet(int argc, char** argv) {
   t.dir = std::filesystem::absolute(out).lexically_normal();
   t.announce_url = client->url().AnnounceUrl();
   t.net = *netopts;
-  t.peers = net.connect;
+  t.peers = std::move(*peers);
   t.linger = linger_for;
   t.stall_timeout = *stall_for;
   // The poll runs on the control thread: keep its timeout short.

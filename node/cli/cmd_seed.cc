@@ -47,7 +47,8 @@ int RunSeed(int argc, char** argv) {
   }
   auto client = ToRegistryClient(trk);
   auto netopts = ToNetworkOptions(net);
-  if (!client || !netopts) return kExitUsage;
+  auto peers = ToPeerEndpoints(net);
+  if (!client || !netopts || !peers) return kExitUsage;
   const std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
   if (name.empty()) name = content.filename().string();
   if (!proto::IsValidSwarmName(name)) {
@@ -161,7 +162,7 @@ int RunSeed(int argc, char** argv) {
   t.data_verified = verified;
   t.announce_url = client->url().AnnounceUrl();
   t.net = *netopts;
-  t.peers = net.connect;
+  t.peers = std::move(*peers);
   t.stop_after_copies = stop_after_copies;
   t.progress = ChooseProgressMode(common);
   t.progress_interval = ProgressInterval(common);

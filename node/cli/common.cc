@@ -70,22 +70,13 @@ std::optional<int> ParseArgs(int argc, char** argv, const po::options_descriptio
 
 std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f) {
   NetworkOptions n;
-  const auto colon = f.listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) {
-    Complain("--listen wants IP:PORT, got '" + f.listen + "'");
+  auto listen = proto::ParseEndpoint(f.listen, {.allow_port_zero = true});
+  if (!listen) {
+    Complain("--listen '" + f.listen + "': " + listen.error());
     return std::nullopt;
   }
-  n.listen_ip = f.listen.substr(0, colon);
-  if (n.listen_ip.size() > 2 && n.listen_ip.front() == '[' && n.listen_ip.back() == ']') {
-    n.listen_ip = n.listen_ip.substr(1, n.listen_ip.size() - 2);
-  }
-  const std::string port = f.listen.substr(colon + 1);
-  if (port.empty() || port.size() > 5 ||
-      port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) > 65535) {
-    Complain("--listen has a bad port: '" + f.listen + "'");
-    return std::nullopt;
-  }
-  n.listen_port = std::stoi(port);
+  n.listen_ip = listen->host;
+  n.listen_port = listen->port;
   if (f.disk_io == "posix") {
     n.disk_io = DiskIo::kPosix;
   } else if (f.disk_io == "mmap") {
@@ -103,6 +94,19 @@ std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f) {
   n.max_download_rate = *down;
   n.max_upload_rate = *up;
   return n;
+}
+
+std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& f) {
+  std::vector<proto::Endpoint> peers;
+  for (const std::string& c : f.connect) {
+    auto e = proto::ParseEndpoint(c);
+    if (!e) {
+      Complain("--connect '" + c + "': " + e.error());
+      return std::nullopt;
+    }
+    peers.push_back(std::move(*e));
+  }
+  return peers;
 }
 
 std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f) {

@@ -67,6 +67,7 @@ std::optional<int> ParseArgs(int argc, char** argv, const po::options_descriptio
 
 // Each returns nullopt after printing why (exit with kExitUsage).
 std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f);
+std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& f);
 std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f);
 ProgressMode ChooseProgressMode(const CommonFlags& f);
 std::chrono::milliseconds ProgressInterval(const CommonFlags& f);

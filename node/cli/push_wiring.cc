@@ -4,6 +4,7 @@
 #include <random>
 
 #include "node/push/tcp.h"
+#include "proto/endpoint.h"
 
 namespace swarmcast::node::cli {
 namespace {
@@ -61,11 +62,9 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
   if (!push::ParseFanoutKind(f.fanout, &kind)) {
     return Unexpected("--fanout: '" + f.fanout + "' is not auto, kmod, splice, sendfile or copy");
   }
-  std::string bind_ip;
-  std::uint16_t bind_port = 0;
-  if (!push::SplitHostPort(f.listen, &bind_ip, &bind_port, /*allow_port_zero=*/true)) {
-    return Unexpected("--push-listen: '" + f.listen + "' is not ADDR:PORT");
-  }
+  auto bind = proto::ParseEndpoint(f.listen, {.allow_port_zero = true});
+  if (!bind) return Unexpected("--push-listen '" + f.listen + "': " + bind.error());
+  const std::string& bind_ip = bind->host;
   if (f.no_push) return SeedPush{};
   if (!SingleFile(summary)) {
     Say(quiet, "push: off (the swarm has several files; peers fetch over BitTorrent)");
@@ -88,7 +87,7 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
   source.peer_id = RandomPeerId();
   push::PushSenderOptions options;
   options.bind_address = bind_ip;
-  options.port = bind_port;
+  options.port = bind->port;
   options.fanout = kind;
   options.max_rate = max_rate;
   options.addresses = std::make_shared<push::SubscriberAddresses>();
@@ -101,8 +100,7 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
       });
   if (!sender) return Unexpected(sender.error());
   SeedPush out;
-  out.endpoint = (advertise.find(':') != std::string::npos ? "[" + advertise + "]" : advertise) +
-                 ":" + std::to_string((*sender)->port());
+  out.endpoint = proto::FormatEndpoint(advertise, (*sender)->port());
   out.sender = std::move(*sender);
   out.addresses = std::move(addresses);
   Say(quiet, "push: serving on " + out.endpoint + " with the " +
@@ -138,12 +136,10 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
   } else if (registry_push.empty()) {
     state.why_not = "the seed publishes no push endpoint";
   } else {
-    std::string host;
-    std::uint16_t port = 0;
-    auto facing = push::SplitHostPort(registry_push, &host, &port)
-                      ? push::LocalAddressFacing(host)
-                      : Result<std::string, std::string>(Unexpected(std::string("bad endpoint")));
-    if (facing && push::SameSubnet(*facing, host)) {
+    auto seed = proto::ParseEndpoint(registry_push);
+    auto facing = seed ? push::LocalAddressFacing(seed->host)
+                       : Result<std::string, std::string>(Unexpected(seed.error()));
+    if (facing && push::SameSubnet(*facing, seed->host)) {
       state.endpoint = registry_push;
     } else {
       state.why_not = "the seed's push endpoint " + registry_push + " is not on this subnet";
@@ -157,8 +153,10 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
   identity.info_hash = HexToBytes(info_hash_hex);
   identity.geometry = GeometryOf(summary);
   identity.peer_id = RandomPeerId();
-  t.wire_after_ready = true;  // subscribe first, then meet the seed on the wire
-  std::string source;         // connect from the address the wire uses too
+  // Subscribe first, meet the seed on the wire once it has answered: the
+  // connect timeout, then a little for the seed's HELLO.
+  t.wire_hold = std::chrono::seconds(8);
+  std::string source;  // connect from the address the wire uses too
   if (t.net.listen_ip != "0.0.0.0" && t.net.listen_ip != "::") source = t.net.listen_ip;
   t.hooks.on_ready = [&state, identity, source, quiet](const PieceFeed& feed) {
     push::PushReceiverOptions options;
@@ -168,14 +166,15 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
     hooks.post = feed.post;
     hooks.add_piece = feed.add_piece;
     hooks.log = [quiet](std::string_view line) { Say(quiet, std::string(line)); };
+    hooks.on_settled = feed.release_wire;
     bool complete = true;
     for (bool h : feed.have) complete = complete && h;
-    if (complete) return;  // nothing to subscribe for
+    if (complete) return feed.release_wire();  // nothing to subscribe for
     auto d = push::PushDownload::Start(options, identity, feed.have, hooks);
     if (!d) {
       state.start_error = d.error();
       Say(quiet, "push: cannot subscribe: " + d.error() + "; fetching from peers");
-      return;
+      return feed.release_wire();
     }
     Say(quiet, "push: subscribed to " + state.endpoint);
     state.download = std::move(*d);

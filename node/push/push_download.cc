@@ -16,6 +16,11 @@ Result<std::unique_ptr<PushDownload>, std::string> PushDownload::Start(
   auto alive = d->alive_;
   PushDownload* self = d.get();
   auto post = d->hooks_.post;
+  options.on_subscribed = [post, alive, self] {
+    post([alive, self] {
+      if (*alive) self->Settle();
+    });
+  };
   auto receiver = PushReceiver::Start(
       std::move(options), std::move(identity), have,
       [post, alive, self](std::uint32_t piece, std::vector<char> data) {
@@ -28,11 +33,19 @@ Result<std::unique_ptr<PushDownload>, std::string> PushDownload::Start(
           if (!*alive || !self->receiver_) return;
           self->end_reason_ = why;
           self->hooks_.log("push: channel ended: " + why);
+          self->Settle();
         });
       });
   if (!receiver) return Unexpected(receiver.error());
   d->receiver_ = std::move(*receiver);
   return d;
+}
+
+void PushDownload::Settle() {
+  if (!hooks_.on_settled) return;
+  auto settled = std::move(hooks_.on_settled);
+  hooks_.on_settled = nullptr;
+  settled();
 }
 
 void PushDownload::OnPiece(std::uint32_t piece, std::vector<char> data) {
@@ -60,6 +73,7 @@ void PushDownload::Stop(const std::string& why) {
   if (!receiver_) return;
   if (end_reason_.empty()) end_reason_ = why;
   hooks_.log("push: unsubscribing: " + why);
+  Settle();
   *alive_ = false;  // drop pieces still queued for the control thread
   receiver_.reset();
   alive_ = std::make_shared<bool>(true);

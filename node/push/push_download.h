@@ -34,6 +34,9 @@ class PushDownload {
     // Control thread: give a pushed piece to libtorrent.
     std::function<void(std::uint32_t piece, std::vector<char> data)> add_piece;
     std::function<void(std::string_view)> log;
+    // Control thread, once: the subscription is in place (the seed
+    // answered), or the channel ended before it was. May be empty.
+    std::function<void()> on_settled;
   };
 
   static Result<std::unique_ptr<PushDownload>, std::string> Start(PushReceiverOptions options,
@@ -55,6 +58,7 @@ class PushDownload {
  private:
   explicit PushDownload(Hooks hooks);
   void OnPiece(std::uint32_t piece, std::vector<char> data);
+  void Settle();
 
   Hooks hooks_;
   std::unique_ptr<PushReceiver> receiver_;

@@ -105,6 +105,7 @@ bool PushReceiver::OnMessage(proto::Message& m, std::string* why) {
       return false;
     }
     hello_ok_ = true;
+    if (options_.on_subscribed) options_.on_subscribed();
     return true;
   }
   if (auto* bye = std::get_if<proto::Bye>(&m)) {

@@ -48,6 +48,9 @@ struct PushReceiverOptions {
   int connect_timeout_ms = 5000;
   // No byte from the seed for this long ends the channel.
   std::chrono::milliseconds idle_timeout{30000};
+  // Receive thread, once: the seed answered our HELLO with its own (it has
+  // taken the subscription). May be empty.
+  std::function<void()> on_subscribed;
 };
 
 struct PushReceiverStats {

@@ -13,6 +13,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "proto/endpoint.h"
+
 namespace swarmcast::push {
 namespace {
 
@@ -46,34 +48,6 @@ void UniqueFd::reset() {
   fd_ = -1;
 }
 
-bool SplitHostPort(const std::string& endpoint, std::string* host, std::uint16_t* port,
-                   bool allow_port_zero) {
-  std::size_t colon;
-  if (!endpoint.empty() && endpoint.front() == '[') {
-    const std::size_t close = endpoint.find(']');
-    if (close == std::string::npos || close + 1 >= endpoint.size() || endpoint[close + 1] != ':') {
-      return false;
-    }
-    *host = endpoint.substr(1, close - 1);
-    colon = close + 1;
-  } else {
-    colon = endpoint.rfind(':');
-    if (colon == std::string::npos || colon == 0) return false;
-    *host = endpoint.substr(0, colon);
-    if (host->find(':') != std::string::npos) return false;  // IPv6 needs brackets
-  }
-  const char* first = endpoint.data() + colon + 1;
-  const char* last = endpoint.data() + endpoint.size();
-  unsigned value = 0;
-  auto [ptr, ec] = std::from_chars(first, last, value);
-  if (ec != std::errc() || ptr != last || first == last || (value == 0 && !allow_port_zero) ||
-      value > 65535) {
-    return false;
-  }
-  *port = static_cast<std::uint16_t>(value);
-  return true;
-}
-
 Result<UniqueFd, std::string> ListenTcp(const std::string& address, std::uint16_t port,
                                         std::uint16_t* bound_port) {
   sockaddr_storage addr;
@@ -100,12 +74,11 @@ Result<UniqueFd, std::string> ListenTcp(const std::string& address, std::uint16_
 
 Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeout_ms,
                                          const std::string& source_address) {
-  std::string host;
-  std::uint16_t port = 0;
   sockaddr_storage addr;
   socklen_t len;
-  if (!SplitHostPort(endpoint, &host, &port) || !MakeAddress(host, port, &addr, &len)) {
-    return Unexpected("push: not a numeric ADDR:PORT endpoint: '" + endpoint + "'");
+  auto parsed = proto::ParseEndpoint(endpoint);
+  if (!parsed || !MakeAddress(parsed->host, parsed->port, &addr, &len)) {
+    return Unexpected("push: not an IP:PORT endpoint: '" + endpoint + "'");
   }
   UniqueFd fd(::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!fd) return Unexpected(Errno("push: socket"));

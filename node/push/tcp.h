@@ -57,9 +57,4 @@ std::string NumericAddress(const sockaddr_storage& address);
 // same /64 for IPv6. False for unparsable input or mixed families.
 bool SameSubnet(const std::string& a, const std::string& b);
 
-// Splits "ADDR:PORT" / "[ADDR6]:PORT" into parts; false if malformed (and
-// for port 0 unless allowed: a listen address may ask for any port).
-bool SplitHostPort(const std::string& endpoint, std::string* host, std::uint16_t* port,
-                   bool allow_port_zero = false);
-
 }  // namespace swarmcast::push

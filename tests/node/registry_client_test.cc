@@ -20,6 +20,13 @@ TEST(TrackerUrl, ParsesHostPortAndBase) {
   EXPECT_EQ(u->port, "80");
   EXPECT_EQ(u->base_path, "/sc");
   EXPECT_EQ(u->AnnounceUrl(), "http://tracker.lan:80/sc/announce");
+
+  // Was resolved as host "[::1]:6969", port 80.
+  u = ParseTrackerUrl("http://[::1]:6969/");
+  ASSERT_TRUE(u) << u.error();
+  EXPECT_EQ(u->host, "::1");
+  EXPECT_EQ(u->port, "6969");
+  EXPECT_EQ(u->ToString(), "http://[::1]:6969");
 }
 
 TEST(TrackerUrl, RefusesOtherSchemesAndBadPorts) {
@@ -30,6 +37,8 @@ TEST(TrackerUrl, RefusesOtherSchemesAndBadPorts) {
   EXPECT_FALSE(ParseTrackerUrl("http://x:0"));
   EXPECT_FALSE(ParseTrackerUrl("http://x:70000"));
   EXPECT_FALSE(ParseTrackerUrl("http://x:12ab"));
+  EXPECT_FALSE(ParseTrackerUrl("http://::1:6969"));  // IPv6 needs brackets
+  EXPECT_FALSE(ParseTrackerUrl("http://[::1"));
 }
 
 TEST(CompletionView, AllDoneWaitsForRunningAndStalePeers) {

@@ -78,7 +78,7 @@ TEST(WireGate, PushedPeerGetsNothingOverTheWireUntilTheGateLetsGo) {
   get.expected_info_hash = built->info_hash;
   get.dir = dir / "out";
   get.net.listen_ip = "127.0.0.1";
-  get.peers = {"127.0.0.1:" + std::to_string(port.get())};
+  get.peers = {proto::Endpoint{"127.0.0.1", port.get()}};
   get.stall_timeout = 60s;
   std::atomic<int> verified{0};
   get.hooks.on_piece_verified = [&verified](std::uint32_t) { ++verified; };
