@@ -71,6 +71,8 @@ struct swarmfan_job {
 	u32 nr;
 	u32 nr_active;
 	struct swarmfan_target *targets;	/* kernel copy of the user array */
+	void __user *utargets;			/* the user array */
+	size_t targets_size;
 	struct swarmfan_dest *dests;
 };
 
@@ -131,7 +133,7 @@ static int swarmfan_check_file(struct swarmfan_job *job)
 	if (IS_DAX(inode))
 		return -EOPNOTSUPP;
 	/*
-	 * tmpfs has no ->read_folio in 6.1 (read_mapping_page() would crash
+	 * tmpfs has no ->read_folio in 6.1 (read_mapping_folio() would crash
 	 * on it); its pages come from shmem_read_mapping_page() instead.
 	 * shmem_mapping() is not exported, the superblock magic says the same.
 	 */
@@ -277,32 +279,35 @@ static int swarmfan_send_page(struct swarmfan_job *job,
 }
 
 /*
- * The page of the file at @index, uptodate, with a reference held. A cache
+ * The folio of the file at @index, uptodate, with a reference held. A cache
  * miss starts readahead for the rest of the range, so a cold file is read
  * in large requests rather than a page at a time.
  */
-static struct page *swarmfan_get_page(struct swarmfan_job *job, pgoff_t index,
-				      pgoff_t last)
+static struct folio *swarmfan_get_folio(struct swarmfan_job *job,
+					pgoff_t index, pgoff_t last)
 {
 	struct file *file = job->file;
 	struct address_space *mapping = file->f_mapping;
-	struct page *page;
+	struct folio *folio;
 
-	if (job->shmem)
-		return shmem_read_mapping_page(mapping, index);
+	if (job->shmem) {
+		struct page *page = shmem_read_mapping_page(mapping, index);
 
-	page = find_get_page(mapping, index);
-	if (!page) {
+		return IS_ERR(page) ? ERR_CAST(page) : page_folio(page);
+	}
+
+	folio = filemap_get_folio(mapping, index);
+	if (!folio) {
 		page_cache_sync_readahead(mapping, &file->f_ra, file, index,
 					  last - index + 1);
-		page = find_get_page(mapping, index);
+		folio = filemap_get_folio(mapping, index);
 	}
-	if (page && PageUptodate(page))
-		return page;
-	if (page)
-		put_page(page);
-	/* Waits for the readahead I/O, or reads the page itself. */
-	return read_mapping_page(mapping, index, file);
+	if (folio && folio_test_uptodate(folio))
+		return folio;
+	if (folio)
+		folio_put(folio);
+	/* Waits for the readahead I/O, or reads the folio itself. */
+	return read_mapping_folio(mapping, index, file);
 }
 
 /* Sends the frame to every active target, one page of the file at a time. */
@@ -336,22 +341,26 @@ static int swarmfan_run(struct swarmfan_job *job)
 
 	while (fpos < job->frame && job->nr_active) {
 		u64 file_pos = job->offset + (fpos - hlen);
+		pgoff_t index = file_pos >> PAGE_SHIFT;
 		unsigned int poff = offset_in_page(file_pos);
 		unsigned int len = min_t(u64, PAGE_SIZE - poff,
 					 job->frame - fpos);
+		struct folio *folio;
 		struct page *page;
 
 		if (signal_pending(current))
 			return -EINTR;
-		page = swarmfan_get_page(job, file_pos >> PAGE_SHIFT, last);
+		folio = swarmfan_get_folio(job, index, last);
 		/* A truncate racing with us shows up as either of these. */
 		if (file_pos + len > (u64)i_size_read(inode)) {
-			if (!IS_ERR(page))
-				put_page(page);
+			if (!IS_ERR(folio))
+				folio_put(folio);
 			return -ENODATA;
 		}
-		if (IS_ERR(page))
-			return PTR_ERR(page);
+		if (IS_ERR(folio))
+			return PTR_ERR(folio);
+		/* Sockets take pages (sendpage); a large folio has many. */
+		page = folio_file_page(folio, index);
 
 		ret = 0;
 		for (i = 0; i < job->nr && !ret; i++) {
@@ -361,7 +370,7 @@ static int swarmfan_run(struct swarmfan_job *job)
 				ret = swarmfan_send_page(job, d, page, fpos,
 							 poff, len);
 		}
-		put_page(page);
+		folio_put(folio);
 		if (ret)
 			return ret;
 		fpos += len;
@@ -390,51 +399,48 @@ static long swarmfan_results(struct swarmfan_job *job)
 	return complete;
 }
 
-static long swarmfan_send(struct swarmfan_send __user *uarg)
+/*
+ * Takes what one call needs: the file (checked), the header and the targets
+ * copied in, the results zeroed in user space, the per-socket state. On
+ * failure nothing is held and nothing was sent.
+ */
+static int swarmfan_job_init(struct swarmfan_job *job,
+			     const struct swarmfan_send *req)
 {
-	struct swarmfan_job job = {};
-	struct swarmfan_send req;
-	void __user *utargets;
-	size_t targets_size;
-	long ret;
+	int ret;
 	u32 i;
 
-	if (copy_from_user(&req, uarg, sizeof(req)))
-		return -EFAULT;
-	ret = swarmfan_check_request(&req);
-	if (ret)
-		return ret;
-	job.offset = req.offset;
-	job.length = req.length;
-	job.header_len = req.header_len;
-	job.frame = (u64)req.header_len + req.length;
-	job.nr = req.nr_targets;
+	job->offset = req->offset;
+	job->length = req->length;
+	job->header_len = req->header_len;
+	job->frame = (u64)req->header_len + req->length;
+	job->nr = req->nr_targets;
 
-	job.file = fget(req.file_fd);
-	if (!job.file)
+	job->file = fget(req->file_fd);
+	if (!job->file)
 		return -EBADF;
-	ret = swarmfan_check_file(&job);
+	ret = swarmfan_check_file(job);
 	if (ret)
 		goto err_put_file;
 
-	if (job.header_len) {
-		job.header = memdup_user(u64_to_user_ptr(req.header),
-					 job.header_len);
-		if (IS_ERR(job.header)) {
-			ret = PTR_ERR(job.header);
-			job.header = NULL;
+	if (job->header_len) {
+		job->header = memdup_user(u64_to_user_ptr(req->header),
+					  job->header_len);
+		if (IS_ERR(job->header)) {
+			ret = PTR_ERR(job->header);
+			job->header = NULL;
 			goto err_put_file;
 		}
 	}
 
-	targets_size = array_size(job.nr, sizeof(*job.targets));
-	utargets = u64_to_user_ptr(req.targets);
-	job.targets = kvmalloc(targets_size, GFP_KERNEL_ACCOUNT);
-	if (!job.targets) {
+	job->targets_size = array_size(job->nr, sizeof(*job->targets));
+	job->utargets = u64_to_user_ptr(req->targets);
+	job->targets = kvmalloc(job->targets_size, GFP_KERNEL_ACCOUNT);
+	if (!job->targets) {
 		ret = -ENOMEM;
 		goto err_free_header;
 	}
-	if (copy_from_user(job.targets, utargets, targets_size)) {
+	if (copy_from_user(job->targets, job->utargets, job->targets_size)) {
 		ret = -EFAULT;
 		goto err_free_targets;
 	}
@@ -442,40 +448,65 @@ static long swarmfan_send(struct swarmfan_send __user *uarg)
 	 * Make sure the results can be written back before sending a byte:
 	 * a caller must never be left not knowing what went out.
 	 */
-	for (i = 0; i < job.nr; i++)
-		job.targets[i].result = 0;
-	if (copy_to_user(utargets, job.targets, targets_size)) {
+	for (i = 0; i < job->nr; i++)
+		job->targets[i].result = 0;
+	if (copy_to_user(job->utargets, job->targets, job->targets_size)) {
 		ret = -EFAULT;
 		goto err_free_targets;
 	}
 
-	job.dests = kvcalloc(job.nr, sizeof(*job.dests), GFP_KERNEL_ACCOUNT);
-	if (!job.dests) {
+	job->dests = kvcalloc(job->nr, sizeof(*job->dests), GFP_KERNEL_ACCOUNT);
+	if (!job->dests) {
 		ret = -ENOMEM;
 		goto err_free_targets;
 	}
+	return 0;
+
+err_free_targets:
+	kvfree(job->targets);
+err_free_header:
+	kfree(job->header);
+err_put_file:
+	fput(job->file);
+	return ret;
+}
+
+static void swarmfan_job_release(struct swarmfan_job *job)
+{
+	kvfree(job->dests);
+	kvfree(job->targets);
+	kfree(job->header);
+	fput(job->file);
+}
+
+static long swarmfan_send(struct swarmfan_send __user *uarg)
+{
+	struct swarmfan_job job = {};
+	struct swarmfan_send req;
+	long complete;
+	int ret;
+
+	if (copy_from_user(&req, uarg, sizeof(req)))
+		return -EFAULT;
+	ret = swarmfan_check_request(&req);
+	if (ret)
+		return ret;
+	ret = swarmfan_job_init(&job, &req);
+	if (ret)
+		return ret;
 
 	swarmfan_get_sockets(&job);
 	ret = swarmfan_run(&job);
 	swarmfan_put_sockets(&job);
-
-	if (ret >= 0)
-		ret = swarmfan_results(&job);
-	else
-		swarmfan_results(&job);
-	if (copy_to_user(utargets, job.targets, targets_size))
-		ret = -EFAULT;
 	if (job.length)
 		file_accessed(job.file);
 
-	kvfree(job.dests);
-err_free_targets:
-	kvfree(job.targets);
-err_free_header:
-	kfree(job.header);
-err_put_file:
-	fput(job.file);
-	return ret;
+	/* Sent bytes are reported even when the call failed part-way. */
+	complete = swarmfan_results(&job);
+	if (copy_to_user(job.utargets, job.targets, job.targets_size))
+		ret = -EFAULT;
+	swarmfan_job_release(&job);
+	return ret ? ret : complete;
 }
 
 static long swarmfan_ioctl(struct file *filp, unsigned int cmd,
@@ -486,7 +517,7 @@ static long swarmfan_ioctl(struct file *filp, unsigned int cmd,
 	return swarmfan_send((struct swarmfan_send __user *)arg);
 }
 
-const struct file_operations swarmfan_fops = {
+static const struct file_operations swarmfan_fops = {
 	.owner = THIS_MODULE,
 	.open = nonseekable_open,
 	.unlocked_ioctl = swarmfan_ioctl,
