@@ -10,11 +10,16 @@
  * read from the file once per socket, as one sendfile() per socket would.
  *
  * Everything user space passes is checked before use: the struct and its
- * limits, the file (a regular file open for reading, with a page cache),
- * every socket (a connected TCP stream socket, not repeated). A socket that
- * fails only fails its own target; the others go on. Non-blocking sockets
- * are sent what fits and left, so one slow receiver cannot stall the rest.
- * A pending signal ends the call with every target's progress reported.
+ * limits, the file (a regular file, with a page cache), every socket (a
+ * connected TCP stream socket, not repeated). The call allows no more than
+ * sendfile(2) would with the same descriptors: the file must be open for
+ * reading and pass rw_verify_area(READ) for the range, each socket must be
+ * open for writing and pass rw_verify_area(WRITE), which run the LSM
+ * file_permission hook as do_sendfile() does, and the same fsnotify events
+ * are generated. A socket that fails only fails its own target; the others
+ * go on. Non-blocking sockets are sent what fits and left, so one slow
+ * receiver cannot stall the rest. A pending signal ends the call with every
+ * target's progress reported.
  *
  * The module keeps no state between calls: each call owns its references
  * (the file, the sockets, one page at a time), so concurrent callers need
@@ -25,8 +30,8 @@
 
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/fsnotify.h>
 #include <linux/in.h>
-#include <linux/magic.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -38,13 +43,13 @@
 #include <linux/slab.h>
 #include <linux/socket.h>
 #include <linux/uaccess.h>
+#include <linux/uio.h>
 #include <linux/version.h>
 #include <net/sock.h>
 #include <net/tcp_states.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
 #include <linux/bvec.h>
-#include <linux/uio.h>
 #endif
 
 #include "include/uapi/linux/swarmfan.h"
@@ -63,6 +68,7 @@ struct swarmfan_dest {
 struct swarmfan_job {
 	struct file *file;
 	bool shmem;		/* tmpfs: pages come from shmem, not ->read_folio */
+	bool payload_sent;	/* a byte of the file went out: fsnotify, atime */
 	u64 offset;
 	u64 length;
 	u64 frame;		/* header_len + length */
@@ -119,25 +125,39 @@ static int swarmfan_check_request(const struct swarmfan_send *req)
 	return 0;
 }
 
-/* The file must be readable and have a page cache we know how to fill. */
+/*
+ * The file: first what do_sendfile() checks on its input, in its order
+ * (open for reading, positioned reads allowed, rw_verify_area(READ) for the
+ * range, which refuses a negative offset or a range past the largest
+ * offset and runs the LSM file_permission hook), then what this module
+ * needs: a regular file with a page cache, and the whole range inside it
+ * (sendfile() would send a short count; a frame is all or nothing).
+ */
 static int swarmfan_check_file(struct swarmfan_job *job)
 {
 	struct file *file = job->file;
 	struct inode *inode = file_inode(file);
+	loff_t pos = job->offset;	/* >= 2^63 is negative, as for sendfile */
 	loff_t size;
+	int ret;
 
 	if (!(file->f_mode & FMODE_READ))
 		return -EBADF;
 	if (!S_ISREG(inode->i_mode))
 		return -EINVAL;
+	if (!(file->f_mode & FMODE_PREAD))
+		return -ESPIPE;
+	/* length <= SWARMFAN_MAX_LENGTH: it fits a size_t as a positive ssize_t. */
+	ret = rw_verify_area(READ, file, &pos, job->length);
+	if (ret)
+		return ret;
 	if (IS_DAX(inode))
 		return -EOPNOTSUPP;
 	/*
 	 * tmpfs has no ->read_folio in 6.1 (read_mapping_folio() would crash
 	 * on it); its pages come from shmem_read_mapping_page() instead.
-	 * shmem_mapping() is not exported, the superblock magic says the same.
 	 */
-	job->shmem = inode->i_sb->s_magic == TMPFS_MAGIC;
+	job->shmem = shmem_mapping(file->f_mapping);
 	if (!job->shmem && !file->f_mapping->a_ops->read_folio)
 		return -EOPNOTSUPP;
 
@@ -147,10 +167,21 @@ static int swarmfan_check_file(struct swarmfan_job *job)
 	return 0;
 }
 
-static int swarmfan_check_socket(struct socket *sock)
+/*
+ * A socket: what do_sendfile() checks on its output (open for writing,
+ * rw_verify_area(WRITE), i.e. the LSM file_permission hook; a socket has
+ * no position, so none is passed), then a connected TCP stream.
+ */
+static int swarmfan_check_socket(struct socket *sock, u64 count)
 {
 	struct sock *sk = sock->sk;
+	int ret;
 
+	if (!(sock->file->f_mode & FMODE_WRITE))
+		return -EBADF;
+	ret = rw_verify_area(WRITE, sock->file, NULL, count);
+	if (ret)
+		return ret;
 	if (!sk || sock->type != SOCK_STREAM ||
 	    sk->sk_protocol != IPPROTO_TCP ||
 	    (sk->sk_family != AF_INET && sk->sk_family != AF_INET6))
@@ -182,7 +213,7 @@ static void swarmfan_get_sockets(struct swarmfan_job *job)
 			d->err = err;
 			continue;
 		}
-		err = swarmfan_check_socket(sock);
+		err = swarmfan_check_socket(sock, job->frame - t->start);
 		/* The same socket twice would interleave two copies. */
 		for (j = 0; !err && j < i; j++)
 			if (job->dests[j].sock == sock)
@@ -201,6 +232,23 @@ static void swarmfan_get_sockets(struct swarmfan_job *job)
 		if (d->active)
 			job->nr_active++;
 	}
+}
+
+/*
+ * What sendfile() does once bytes moved: IN_ACCESS and atime on the file if
+ * any of it was sent, IN_MODIFY on every socket written to.
+ */
+static void swarmfan_notify(struct swarmfan_job *job)
+{
+	u32 i;
+
+	if (job->payload_sent) {
+		fsnotify_access(job->file);
+		file_accessed(job->file);
+	}
+	for (i = 0; i < job->nr; i++)
+		if (job->dests[i].sock && job->dests[i].sent)
+			fsnotify_modify(job->dests[i].sock->file);
 }
 
 static void swarmfan_put_sockets(struct swarmfan_job *job)
@@ -274,6 +322,7 @@ static int swarmfan_send_page(struct swarmfan_job *job,
 			return swarmfan_stop(job, d, n ? n : -EAGAIN);
 		d->pos += n;
 		d->sent += n;
+		job->payload_sent = true;
 	}
 	return 0;
 }
@@ -497,9 +546,8 @@ static long swarmfan_send(struct swarmfan_send __user *uarg)
 
 	swarmfan_get_sockets(&job);
 	ret = swarmfan_run(&job);
+	swarmfan_notify(&job);
 	swarmfan_put_sockets(&job);
-	if (job.length)
-		file_accessed(job.file);
 
 	/* Sent bytes are reported even when the call failed part-way. */
 	complete = swarmfan_results(&job);

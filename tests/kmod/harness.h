@@ -59,5 +59,6 @@ extern unsigned char header_max[SWARMFAN_MAX_HEADER];
 void bad_input_cases(struct tfile *tm);
 void failure_cases(struct tfile *tm, struct tfile *ext, const char *tm_dir,
 		   const char *ext_dir);
+void access_cases(struct tfile *tm, const char *tm_dir);
 
 #endif /* SWARMFAN_HARNESS_H */
