@@ -16,10 +16,11 @@
  * reading and pass rw_verify_area(READ) for the range, each socket must be
  * open for writing and pass rw_verify_area(WRITE), which run the LSM
  * file_permission hook as do_sendfile() does, and the same fsnotify events
- * are generated. A socket that fails only fails its own target; the others
- * go on. Non-blocking sockets are sent what fits and left, so one slow
- * receiver cannot stall the rest. A pending signal ends the call with every
- * target's progress reported.
+ * are generated. The file is read as read(2) reads it: a tmpfs hole is sent
+ * as zeros, never allocated. A socket that fails only fails its own target;
+ * the others go on. Non-blocking sockets are sent what fits and left, so
+ * one slow receiver cannot stall the rest. A pending signal ends the call
+ * with every target's progress reported.
  *
  * The module keeps no state between calls: each call owns its references
  * (the file, the sockets, one page at a time), so concurrent callers need
@@ -155,7 +156,8 @@ static int swarmfan_check_file(struct swarmfan_job *job)
 		return -EOPNOTSUPP;
 	/*
 	 * tmpfs has no ->read_folio in 6.1 (read_mapping_folio() would crash
-	 * on it); its pages come from shmem_read_mapping_page() instead.
+	 * on it); its pages are looked up without it, see
+	 * swarmfan_get_shmem_folio().
 	 */
 	job->shmem = shmem_mapping(file->f_mapping);
 	if (!job->shmem && !file->f_mapping->a_ops->read_folio)
@@ -328,6 +330,62 @@ static int swarmfan_send_page(struct swarmfan_job *job,
 }
 
 /*
+ * A swapped-out tmpfs page (data, not a hole), read through tmpfs's own
+ * ->read_iter, which brings it back from swap as read(2) would, into a
+ * private page that every socket then shares: one copy for all of them. The range was checked once, as do_splice_to()
+ * checks before ->splice_read. A short read leaves zeros; a truncation is
+ * caught by the caller's size check.
+ */
+static struct folio *swarmfan_read_swapped(struct swarmfan_job *job,
+					   pgoff_t index)
+{
+	struct folio *folio;
+	struct kiocb kiocb;
+	struct iov_iter iter;
+	struct kvec vec;
+	ssize_t n;
+
+	folio = folio_alloc(GFP_KERNEL | __GFP_ZERO, 0);
+	if (!folio)
+		return ERR_PTR(-ENOMEM);
+	vec.iov_base = folio_address(folio);
+	vec.iov_len = PAGE_SIZE;
+	iov_iter_kvec(&iter, ITER_DEST, &vec, 1, PAGE_SIZE);
+	init_sync_kiocb(&kiocb, job->file);
+	kiocb.ki_pos = (loff_t)index << PAGE_SHIFT;
+	n = call_read_iter(job->file, &kiocb, &iter);
+	if (n < 0) {
+		folio_put(folio);
+		return ERR_PTR(n);
+	}
+	return folio;
+}
+
+/*
+ * A tmpfs page as read(2) sees it, without filling holes (which
+ * shmem_read_mapping_page() would: it allocates a page for a hole). In the
+ * cache and uptodate: that folio. A hole, or a fallocated folio nobody has
+ * written (not uptodate, its content undefined): the zero page, as
+ * shmem_file_read_iter() returns. Swapped out: swarmfan_read_swapped().
+ */
+static struct folio *swarmfan_get_shmem_folio(struct swarmfan_job *job,
+					      pgoff_t index)
+{
+	struct folio *folio;
+
+	folio = __filemap_get_folio(job->file->f_mapping, index, FGP_ENTRY, 0);
+	if (xa_is_value(folio))
+		return swarmfan_read_swapped(job, index);
+	if (folio && folio_test_uptodate(folio))
+		return folio;
+	if (folio)
+		folio_put(folio);
+	folio = page_folio(ZERO_PAGE(0));
+	folio_get(folio);
+	return folio;
+}
+
+/*
  * The folio of the file at @index, uptodate, with a reference held. A cache
  * miss starts readahead for the rest of the range, so a cold file is read
  * in large requests rather than a page at a time.
@@ -339,11 +397,8 @@ static struct folio *swarmfan_get_folio(struct swarmfan_job *job,
 	struct address_space *mapping = file->f_mapping;
 	struct folio *folio;
 
-	if (job->shmem) {
-		struct page *page = shmem_read_mapping_page(mapping, index);
-
-		return IS_ERR(page) ? ERR_CAST(page) : page_folio(page);
-	}
+	if (job->shmem)
+		return swarmfan_get_shmem_folio(job, index);
 
 	folio = filemap_get_folio(mapping, index);
 	if (!folio) {
@@ -408,7 +463,10 @@ static int swarmfan_run(struct swarmfan_job *job)
 		}
 		if (IS_ERR(folio))
 			return PTR_ERR(folio);
-		/* Sockets take pages (sendpage); a large folio has many. */
+		/*
+		 * Sockets take pages (sendpage); a large folio has many. The
+		 * zero page and a private copy are order 0: their only page.
+		 */
 		page = folio_file_page(folio, index);
 
 		ret = 0;

@@ -2,14 +2,20 @@
 /*
  * Access: /dev/swarmfan allows no more than sendfile(2) would with the same
  * descriptors (issue 14). Each refusal is compared with what sendfile()
- * itself does on the same descriptors; a call generates the fsnotify
- * events a sendfile() does.
+ * itself does on the same descriptors; a tmpfs file is read as read(2)
+ * reads it, holes are sent as zeros and never allocated; a call generates
+ * the fsnotify events a sendfile() does.
  */
 #define _GNU_SOURCE
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/sendfile.h>
 
 #include "harness.h"
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
 
 /* One send of [off, off+len) of fd to a fresh socket pair, by the module. */
 static long module_send(int fd, uint64_t off, uint64_t len, int *sent)
@@ -113,6 +119,142 @@ static void sendfile_checks(struct tfile *tm)
 	end();
 }
 
+static long long blocks_of(const struct tfile *f)
+{
+	struct stat st;
+
+	if (fstat(f->fd, &st))
+		fan_die("fstat");
+	return st.st_blocks;
+}
+
+/*
+ * A tmpfs file with holes at both ends of 64 KiB of data, and a fallocated
+ * but never written region: read(2) returns zeros for both without
+ * allocating, and so must the module (a fallocated page's memory is not
+ * even cleared: sending it would leak kernel memory).
+ */
+static void tmpfs_holes(const char *dir)
+{
+	const uint64_t hole = 1024 * 1024, data = 64 * 1024 + 3;
+	const uint64_t falloc_at = 3 * 1024 * 1024, falloc_len = 256 * 1024;
+	const uint64_t size = 4 * 1024 * 1024;
+	struct tfile f = { .size = size, .seed = 21 };
+	unsigned char *buf = malloc(data), *frame, *zeros;
+	long long before, after_read, after;
+	int fd, i;
+
+	/*
+	 * Freed just before the fallocate, so its pages are likely the ones
+	 * fallocate gets: sending those uncleared would show as 0xA5 bytes.
+	 */
+	snprintf(f.path, sizeof(f.path), "%s/garbage.bin", dir);
+	fd = open(f.path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || !buf)
+		fan_die("garbage.bin");
+	memset(buf, 0xA5, data);
+	for (i = 0; i < 16; i++)
+		if (write(fd, buf, data) != (ssize_t)data)
+			fan_die("write garbage.bin");
+	close(fd);
+	unlink(f.path);
+
+	snprintf(f.path, sizeof(f.path), "%s/holes.bin", dir);
+	fd = open(f.path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || !buf)
+		fan_die("holes.bin");
+	fan_fill(buf, data, f.seed, hole);
+	if (pwrite(fd, buf, data, hole) != (ssize_t)data || ftruncate(fd, size) ||
+	    fallocate(fd, 0, falloc_at, falloc_len))
+		fan_die("holes.bin: write, ftruncate, fallocate");
+	f.fd = fd;
+	before = blocks_of(&f);
+	frame = make_frame(&f, 0, size, header13, sizeof(header13));
+	after_read = blocks_of(&f);
+
+	begin("access: tmpfs holes and a fallocated region are sent as zeros, st_blocks stays %lld",
+	      before);
+	zeros = calloc(1, falloc_len);
+	CHECK(zeros && !memcmp(frame + sizeof(header13), zeros, 4096) &&
+	      !memcmp(frame + sizeof(header13) + falloc_at, zeros, falloc_len),
+	      "read(2) itself did not return zeros");
+	CHECK(after_read == before, "read(2) changed st_blocks: %lld -> %lld",
+	      before, after_read);
+	fanout_case_frame(&f, 0, size, header13, sizeof(header13), 3, NULL, frame);
+	after = blocks_of(&f);
+	CHECK(after == before, "st_blocks %lld before, %lld after the send",
+	      before, after);
+	/* Expected: the data pages plus the fallocated ones, nothing else. */
+	CHECK(before * 512 <= (long long)(falloc_len + data + 2 * 4096),
+	      "unexpected blocks before: %lld", before);
+	end();
+	close(fd);
+	unlink(f.path);
+	free(zeros);
+	free(frame);
+	free(buf);
+}
+
+/* The Swap: figure of /proc/self/smaps for the mapping at addr, in KiB. */
+static long smaps_swap_kb(void *addr)
+{
+	char line[256], prefix[32];
+	FILE *fp = fopen("/proc/self/smaps", "r");
+	long kb = -1;
+	int in = 0;
+
+	if (!fp)
+		fan_die("/proc/self/smaps");
+	snprintf(prefix, sizeof(prefix), "%lx-", (unsigned long)addr);
+	while (fgets(line, sizeof(line), fp)) {
+		if (!strncmp(line, prefix, strlen(prefix)))
+			in = 1;
+		else if (in && sscanf(line, "Swap: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(fp);
+	return kb;
+}
+
+/*
+ * Pages of a tmpfs file that are out in swap are not holes: they must be
+ * read back, not sent as zeros. MADV_PAGEOUT on a shared mapping pushes
+ * them out (the guest has swap on a ramdisk).
+ */
+static void tmpfs_swapped(const char *dir)
+{
+	struct tfile f;
+	unsigned char *frame;
+	long long before;
+	long kb;
+	void *map;
+	size_t i;
+
+	tfile_create(&f, dir, "swapped.bin", 1024 * 1024 + 123, 22, 0);
+	frame = make_frame(&f, 0, f.size, header13, sizeof(header13));
+	before = blocks_of(&f);
+	map = mmap(NULL, f.size, PROT_READ, MAP_SHARED, f.fd, 0);
+	if (map == MAP_FAILED)
+		fan_die("mmap swapped.bin");
+	for (i = 0; i < f.size; i += 4096)
+		(void)*(volatile unsigned char *)((char *)map + i);
+
+	begin("access: tmpfs pages out in swap are read back, not sent as zeros");
+	CHECK(madvise(map, f.size, MADV_PAGEOUT) == 0, "MADV_PAGEOUT: %s",
+	      strerror(errno));
+	kb = smaps_swap_kb(map);
+	CHECK(kb >= 512, "only %ld KiB of the mapping in swap", kb);
+	munmap(map, f.size);
+	fanout_case_frame(&f, 0, f.size, header13, sizeof(header13), 3, NULL,
+			  frame);
+	CHECK(blocks_of(&f) == before, "st_blocks %lld -> %lld", before,
+	      blocks_of(&f));
+	end();
+	close(f.fd);
+	unlink(f.path);
+	free(frame);
+}
+
 /* 1 if an event with mask bit `want` arrives on the inotify fd in time. */
 static int inotify_saw(int in, uint32_t want, int timeout_ms)
 {
@@ -167,7 +309,8 @@ static void fsnotify_events(struct tfile *tm)
 
 void access_cases(struct tfile *tm, const char *tm_dir)
 {
-	(void)tm_dir;
 	sendfile_checks(tm);
+	tmpfs_holes(tm_dir);
+	tmpfs_swapped(tm_dir);
 	fsnotify_events(tm);
 }

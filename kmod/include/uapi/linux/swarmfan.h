@@ -62,7 +62,8 @@
  *           -EPIPE, -ECONNRESET, ...  the connection failed mid-send
  *
  * A call may send only what sendfile() could send with the same
- * descriptors.
+ * descriptors, and the file is read as read() reads it (a tmpfs hole is
+ * sent as zeros and never allocated).
  *
  * Zero-copy: the sockets reference the page-cache pages, exactly as
  * sendfile() does, so rewriting the file range while it is in flight may
