@@ -631,14 +631,14 @@ static const struct file_operations swarmfan_fops = {
 };
 
 /*
- * World-usable on purpose: a call can only send a file the caller has open
- * for reading to sockets the caller holds, which sendfile() already allows.
+ * root:root 0660 (devtmpfs); the group that may use it (swarmcast) is set
+ * by udev, see kmod/60-swarmfan.rules: a misc device can only set a mode.
  */
 static struct miscdevice swarmfan_misc = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "swarmfan",
 	.fops = &swarmfan_fops,
-	.mode = 0666,
+	.mode = 0660,
 };
 
 static int __init swarmfan_init(void)

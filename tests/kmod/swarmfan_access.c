@@ -2,11 +2,13 @@
 /*
  * Access: /dev/swarmfan allows no more than sendfile(2) would with the same
  * descriptors (issue 14). Each refusal is compared with what sendfile()
- * itself does on the same descriptors; a tmpfs file is read as read(2)
- * reads it, holes are sent as zeros and never allocated; a call generates
- * the fsnotify events a sendfile() does.
+ * itself does on the same descriptors; the device node is root:root 0660
+ * and closed to other users; a tmpfs file is read as read(2) reads it,
+ * holes are sent as zeros and never allocated; a call generates the
+ * fsnotify events a sendfile() does.
  */
 #define _GNU_SOURCE
+#include <grp.h>
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -16,6 +18,10 @@
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
 #endif
+
+/* What the udev rule's GROUP="swarmcast" would give, by number. */
+#define SWARMCAST_GID	4242
+#define NOBODY		65534
 
 /* One send of [off, off+len) of fd to a fresh socket pair, by the module. */
 static long module_send(int fd, uint64_t off, uint64_t len, int *sent)
@@ -116,6 +122,95 @@ static void sendfile_checks(struct tfile *tm)
 	CHECK(s == 10 && ssent == 10, "sendfile: %ld (%s), %d bytes", s,
 	      err_name(s), ssent);
 	CHECK(msent == 0, "module sent %d bytes", msent);
+	end();
+}
+
+/* Runs fn in a child with the given ids; returns its exit status. */
+static int as_user(uid_t uid, gid_t gid, const gid_t *groups, int ngroups,
+		   int (*fn)(const struct tfile *), const struct tfile *f)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		fan_die("fork");
+	if (pid == 0) {
+		if (setgroups(ngroups, groups) || setgid(gid) || setuid(uid))
+			_exit(100);
+		_exit(fn(f));
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 200;
+}
+
+/* 0 if /dev/swarmfan cannot be opened at all and the error is EACCES. */
+static int open_refused(const struct tfile *f)
+{
+	static const int modes[] = { O_RDONLY, O_WRONLY, O_RDWR };
+	size_t i;
+
+	(void)f;
+	for (i = 0; i < 3; i++) {
+		int fd = open(SWARMFAN_DEVICE, modes[i]);
+
+		if (fd >= 0)
+			return 1;
+		if (errno != EACCES)
+			return 2;
+	}
+	return 0;
+}
+
+/* 0 if /dev/swarmfan opens and sends 1000 bytes of f to a socket. */
+static int open_and_send(const struct tfile *f)
+{
+	struct swarmfan_target t;
+	char buf[4096];
+	int d, snd, rcv, got = 0;
+	ssize_t n;
+
+	d = open(SWARMFAN_DEVICE, O_RDWR);
+	if (d < 0)
+		return 1;
+	fan_tcp_pairs(1, &snd, &rcv, 0, 0);
+	t = (struct swarmfan_target){ .fd = snd };
+	if (fan_send(d, f->fd, 0, 1000, NULL, 0, &t, 1) != 1)
+		return 2;
+	close(snd);
+	while ((n = recv(rcv, buf, sizeof(buf), 0)) > 0)
+		got += n;
+	return got == 1000 ? 0 : 3;
+}
+
+static void device_node(struct tfile *tm)
+{
+	const gid_t group = SWARMCAST_GID;
+	struct stat st;
+	int r;
+
+	begin("access: %s is a char device, root:root, mode 0660", SWARMFAN_DEVICE);
+	CHECK(stat(SWARMFAN_DEVICE, &st) == 0, "stat: %s", strerror(errno));
+	CHECK(S_ISCHR(st.st_mode), "not a character device: 0%o", st.st_mode);
+	CHECK((st.st_mode & 07777) == 0660, "mode 0%o", st.st_mode & 07777);
+	CHECK(st.st_uid == 0 && st.st_gid == 0, "owner %u:%u", st.st_uid,
+	      st.st_gid);
+	end();
+
+	begin("access: user nobody cannot open %s (EACCES)", SWARMFAN_DEVICE);
+	r = as_user(NOBODY, NOBODY, NULL, 0, open_refused, tm);
+	CHECK(r == 0, "child status %d (1: opened, 2: not EACCES, 100: setuid)", r);
+	end();
+
+	/* What the udev rule does: GROUP="swarmcast". */
+	begin("access: with the device's group set, a member opens and sends, nobody still cannot");
+	CHECK(chown(SWARMFAN_DEVICE, 0, SWARMCAST_GID) == 0, "chown: %s",
+	      strerror(errno));
+	r = as_user(NOBODY, NOBODY, &group, 1, open_and_send, tm);
+	CHECK(r == 0, "member: child status %d (1: open, 2: send, 3: bytes)", r);
+	r = as_user(NOBODY, NOBODY, NULL, 0, open_refused, tm);
+	CHECK(r == 0, "non-member: child status %d", r);
+	CHECK(chown(SWARMFAN_DEVICE, 0, 0) == 0, "chown back: %s", strerror(errno));
 	end();
 }
 
@@ -310,6 +405,7 @@ static void fsnotify_events(struct tfile *tm)
 void access_cases(struct tfile *tm, const char *tm_dir)
 {
 	sendfile_checks(tm);
+	device_node(tm);
 	tmpfs_holes(tm_dir);
 	tmpfs_swapped(tm_dir);
 	fsnotify_events(tm);

@@ -61,6 +61,7 @@
  *           -EACCES, ... a security module refused writing to the socket
  *           -EPIPE, -ECONNRESET, ...  the connection failed mid-send
  *
+ * The device is root:root 0660; its group is set by udev (kmod/README.md).
  * A call may send only what sendfile() could send with the same
  * descriptors, and the file is read as read() reads it (a tmpfs hole is
  * sent as zeros and never allocated).
