@@ -139,11 +139,20 @@ void fanout_case(const struct tfile *f, uint64_t off, uint64_t len,
 		 const unsigned char *hdr, uint32_t hlen, int n,
 		 const uint64_t *start)
 {
+	unsigned char *frame = make_frame(f, off, len, hdr, hlen);
+
+	fanout_case_frame(f, off, len, hdr, hlen, n, start, frame);
+	free(frame);
+}
+
+void fanout_case_frame(const struct tfile *f, uint64_t off, uint64_t len,
+		       const unsigned char *hdr, uint32_t hlen, int n,
+		       const uint64_t *start, const unsigned char *frame)
+{
 	int snd[FAN_MAX_SOCKS], rcv[FAN_MAX_SOCKS], i, complete = 0;
 	struct swarmfan_target t[FAN_MAX_SOCKS];
 	struct fan_rx rx[FAN_MAX_SOCKS] = {};
 	uint64_t total = hlen + len;
-	unsigned char *frame = make_frame(f, off, len, hdr, hlen);
 	struct fan_rx_report rep;
 	struct fan_rx_proc p;
 	long ret;
@@ -176,7 +185,6 @@ void fanout_case(const struct tfile *f, uint64_t off, uint64_t len,
 	CHECK(ret == complete && ret == n, "ioctl returned %ld (%s), want %d",
 	      ret, ret < 0 ? strerror(-ret) : "-", n);
 	CHECK(!rep.timed_out, "receiver timed out");
-	free(frame);
 }
 
 /* An fd number that is closed and stays closed (new fds take low numbers). */

@@ -50,6 +50,10 @@ double cached_fraction(const struct tfile *f);
 void fanout_case(const struct tfile *f, uint64_t off, uint64_t len,
 		 const unsigned char *hdr, uint32_t hlen, int n,
 		 const uint64_t *start);
+/* The same with the expected frame given (header + range, as read(2) sees it). */
+void fanout_case_frame(const struct tfile *f, uint64_t off, uint64_t len,
+		       const unsigned char *hdr, uint32_t hlen, int n,
+		       const uint64_t *start, const unsigned char *frame);
 int closed_fd(void);
 
 extern unsigned char header13[13];
@@ -59,5 +63,6 @@ extern unsigned char header_max[SWARMFAN_MAX_HEADER];
 void bad_input_cases(struct tfile *tm);
 void failure_cases(struct tfile *tm, struct tfile *ext, const char *tm_dir,
 		   const char *ext_dir);
+void access_cases(struct tfile *tm, const char *tm_dir);
 
 #endif /* SWARMFAN_HARNESS_H */

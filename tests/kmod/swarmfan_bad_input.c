@@ -108,7 +108,8 @@ static void bad_call_level(struct tfile *tm)
 		{ "length 1 GiB + 1", m_len_big, -EFBIG },
 		{ "length 2^64-1", m_len_max, -EFBIG },
 		{ "range past EOF", m_off_eof, -ENXIO },
-		{ "offset + length wraps 2^64", m_off_wrap, -ENXIO },
+		/* A negative loff_t: rw_verify_area() refuses it, as for sendfile. */
+		{ "offset + length wraps 2^64", m_off_wrap, -EINVAL },
 		{ "offset past EOF, length 0", m_off_past0, -ENXIO },
 		{ "file fd -1", m_fd_neg, -EBADF },
 		{ "closed file fd", m_fd_closed, -EBADF },

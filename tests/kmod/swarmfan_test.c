@@ -8,7 +8,8 @@
  *
  * Prints one "ok"/"not ok" line per case and exits 0 only if all passed.
  * This file: the functional cases (identical bytes on every receiver) and
- * main(); swarmfan_bad_input.c and swarmfan_failures.c hold the rest.
+ * main(); swarmfan_bad_input.c, swarmfan_failures.c and swarmfan_access.c
+ * hold the rest.
  * Dropping the page cache (cold-cache cases) needs /proc/sys/vm/drop_caches.
  */
 #define _GNU_SOURCE
@@ -185,6 +186,7 @@ int main(int argc, char **argv)
 	concurrent(&tm, &ext);
 	bad_input_cases(&tm);
 	failure_cases(&tm, &ext, argv[1], argv[2]);
+	access_cases(&tm, argv[1]);
 
 	printf("swarmfan_test: %d passed, %d failed\n", passes, failures);
 	return failures ? 1 : 0;

@@ -20,12 +20,19 @@
  *         sent leave every target untouched:
  *           EFAULT   a bad pointer (the struct, header or targets array)
  *           EINVAL   wrong version, non-zero flags or reserved field,
- *                    nr_targets == 0, file not a regular file
+ *                    nr_targets == 0, file not a regular file, offset
+ *                    negative as a signed 64-bit value or offset + length
+ *                    past it (as sendfile(): rw_verify_area())
  *           E2BIG    nr_targets > SWARMFAN_MAX_TARGETS
  *           EMSGSIZE header_len > SWARMFAN_MAX_HEADER
  *           EFBIG    length > SWARMFAN_MAX_LENGTH
- *           EBADF    file_fd not open for reading
- *           ENXIO    offset + length beyond the end of the file
+ *           EBADF    file_fd not open for reading (as sendfile())
+ *           ESPIPE   the file does not allow positioned reads
+ *           EACCES, EPERM, ...  a security module refused reading the
+ *                    file (the file_permission hook sendfile() runs)
+ *           ENXIO    offset + length beyond the end of the file (where
+ *                    sendfile() would send a short count: a frame is all
+ *                    or nothing)
  *           EOPNOTSUPP the file has no page cache to send from
  *           ENOTTY   an unknown ioctl command (or a struct of another size)
  *           ENOMEM   no memory for the call's own bookkeeping
@@ -45,13 +52,19 @@
  *         others. Resume it later with start advanced by result.
  *   < 0   -errno; nothing more was sent to that socket and its stream
  *         position is unknown (close it):
- *           -EBADF       fd not open
+ *           -EBADF       fd not open, or not open for writing
  *           -ENOTSOCK    fd is not a socket
  *           -EPROTOTYPE  not a TCP stream socket (e.g. UDP, UNIX)
  *           -ENOTCONN    TCP socket that is not connected
  *           -EINVAL      reserved != 0, start beyond the frame, or the same
  *                        socket appears earlier in the array
+ *           -EACCES, ... a security module refused writing to the socket
  *           -EPIPE, -ECONNRESET, ...  the connection failed mid-send
+ *
+ * The device is root:root 0660; its group is set by udev (kmod/README.md).
+ * A call may send only what sendfile() could send with the same
+ * descriptors, and the file is read as read() reads it (a tmpfs hole is
+ * sent as zeros and never allocated).
  *
  * Zero-copy: the sockets reference the page-cache pages, exactly as
  * sendfile() does, so rewriting the file range while it is in flight may
