@@ -91,7 +91,7 @@ class Transfer {
     // safe from any thread while ioc_ lives (this callback goes first).
     std::stop_callback on_stop_request(stop_, [this] {
       asio::post(ioc_, [this] {
-        Note("stop requested; saving state");
+        o_.log.Info("stop requested; saving state");
         Finish(TransferEnd::kInterrupted);
       });
     });
@@ -216,7 +216,7 @@ class Transfer {
             lt::span<const char>(buf->data(), static_cast<std::ptrdiff_t>(buf->size())), ec);
       }
       if (!buf || ec || atp.info_hashes.v1 != ti_->info_hashes().v1) {
-        Note("ignoring unusable resume data " + resume_path_.string() + "; checking files");
+        o_.log.Info("ignoring unusable resume data " + resume_path_.string() + "; checking files");
         atp = lt::add_torrent_params{};
       } else {
         resumed_ = true;
@@ -279,7 +279,7 @@ class Transfer {
         ioc_.stop();  // a second signal: stop now
         return;
       }
-      Note("interrupted; saving state");
+      o_.log.Info("interrupted; saving state");
       Finish(TransferEnd::kInterrupted);
       WaitForSignal();
     });
@@ -308,8 +308,8 @@ class Transfer {
       report_.pieces_at_start =
           h_.status(lt::torrent_handle::query_accurate_download_counters).num_pieces;
       if (IsGet() && report_.pieces_at_start > 0) {
-        Note("resuming with " + std::to_string(report_.pieces_at_start) + " of " +
-             std::to_string(report_.pieces_total) + " pieces verified");
+        o_.log.Info("resuming with " + std::to_string(report_.pieces_at_start) + " of " +
+                    std::to_string(report_.pieces_total) + " pieces verified");
       }
       if (IsGet() && resumed_) Salvage();
       if (WireHeld() && !wire_started_) wire_hold_until_ = Clock::now() + o_.wire_hold;
@@ -328,8 +328,8 @@ class Transfer {
       }
     } else if (auto* p = lt::alert_cast<lt::peer_ban_alert>(a)) {
       ++report_.banned_peers;
-      Note("banned peer " + p->endpoint.address().to_string() +
-           " (sent data that failed the hash check)");
+      o_.log.Warning("banned peer " + p->endpoint.address().to_string() +
+                     " (sent data that failed the hash check)");
     } else if (auto* p = lt::alert_cast<lt::file_error_alert>(a)) {
       FailWith({Kind::kStorage, std::string(p->filename()) + ": " + lt::operation_name(p->op) +
                                     ": " + p->error.message()});
@@ -348,7 +348,7 @@ class Transfer {
       if (!moving_ && !moved_) {
         const std::vector<char> buf = lt::write_resume_data_buf(p->params);
         if (auto ec = WriteFileAtomically(resume_path_, std::string_view(buf.data(), buf.size()))) {
-          Note("cannot write resume data " + resume_path_.string() + ": " + ec.message());
+          o_.log.Warning("cannot write resume data " + resume_path_.string() + ": " + ec.message());
         }
       }
       AfterResumeSave();
@@ -363,7 +363,7 @@ class Transfer {
       FailWith({Kind::kNetwork, "cannot listen on " + p->address.to_string() + ":" +
                                     std::to_string(p->port) + ": " + p->error.message()});
     } else if (auto* p = lt::alert_cast<lt::tracker_error_alert>(a)) {
-      if (tracker_errors_++ < 3) Note("tracker: " + p->message());
+      if (tracker_errors_++ < 3) o_.log.Warning("tracker: " + p->message());
     }
   }
 
@@ -378,7 +378,7 @@ class Transfer {
                                           h_.add_piece(piece, std::move(data));
                                         });
     report_.pieces_at_start += n;
-    if (n > 0) Note("found " + std::to_string(n) + " more verified pieces on disk");
+    if (n > 0) o_.log.Info("found " + std::to_string(n) + " more verified pieces on disk");
   }
 
   PieceFeed MakeFeed() {
@@ -562,7 +562,6 @@ class Transfer {
   void ShowProgress(bool final_line) {
     if (o_.progress == ProgressMode::kBar) {
       std::fprintf(stderr, "\r%s\033[K%s", RenderBar(snap_, 120).c_str(), final_line ? "\n" : "");
-      bar_drawn_ = !final_line;
     } else if (o_.progress == ProgressMode::kLines) {
       const auto now = Clock::now();
       if (final_line || now >= next_line_) {
@@ -570,12 +569,6 @@ class Transfer {
         next_line_ = now + o_.progress_interval;
       }
     }
-  }
-
-  // A message on its own line, not mixed into the bar.
-  void Note(const std::string& msg) {
-    if (o_.progress == ProgressMode::kNone) return;
-    std::fprintf(stderr, "%sswarmcast: %s\n", bar_drawn_ ? "\r\033[K" : "", msg.c_str());
   }
 
   void WriteStatus() {
@@ -594,8 +587,8 @@ class Transfer {
       return;
     }
     if (wire_hold_until_ && now >= *wire_hold_until_) {
-      Note("the push subscription was not confirmed within " +
-           FormatSeconds(o_.wire_hold.count() / 1e3) + "; joining the swarm anyway");
+      o_.log.Info("the push subscription was not confirmed within " +
+                  FormatSeconds(o_.wire_hold.count() / 1e3) + "; joining the swarm anyway");
       StartWire();
     }
     const lt::torrent_status st = h_.status();
@@ -651,7 +644,7 @@ class Transfer {
   double push_rate_ = 0;
   std::vector<lt::tcp::endpoint> peers_;  // --connect
   bool resume_in_flight_ = false, resume_dirty_ = false, final_saved_ = false;
-  bool stopping_ = false, bar_drawn_ = false;
+  bool stopping_ = false;
   int tracker_errors_ = 0;
   std::int64_t last_done_ = -1;
   Clock::time_point last_progress_ = Clock::now();

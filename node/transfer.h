@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "proto/endpoint.h"
+#include "proto/log.h"
 #include "proto/result.h"
 
 namespace swarmcast::node {
@@ -115,6 +116,8 @@ struct TransferOptions {
   // upload figures; the report's uploaded_bytes stays the wire's alone.
   std::function<std::int64_t()> pushed_bytes;
 
+  // Notes (resume, bans, tracker errors, stop) go here.
+  proto::Logger log;
   ProgressMode progress = ProgressMode::kNone;
   std::chrono::milliseconds progress_interval{5000};
   // The caller's status file (may be null): updated with SnapshotJson as

@@ -31,26 +31,27 @@ int RunCreate(int argc, char** argv) {
                             vm)) {
     return *code;
   }
+  const proto::Logger log = MakeLogger(common);
   BuildOptions b;
   b.path = path;
   b.hybrid = hybrid;
   b.comment = comment;
-  if (!ApplyPieceSizeFlag(piece_size, b)) return kExitUsage;
+  if (!ApplyPieceSizeFlag(piece_size, b, log)) return kExitUsage;
   if (!tracker.empty()) {
     auto url = ParseTrackerUrl(tracker);
     if (!url) {
-      Complain(url.error());
+      log.Error(url.error());
       return kExitUsage;
     }
     b.announce_url = url->AnnounceUrl();
   }
   auto built = HashWithProgress(b, common);
   if (!built) {
-    Complain(built.error());
+    log.Error(built.error());
     return kExitStorage;
   }
   if (auto ec = WriteFileAtomically(out, built->bytes)) {
-    Complain("cannot write " + out + ": " + ec.message());
+    log.Error("cannot write " + out + ": " + ec.message());
     return kExitStorage;
   }
   if (common.json) {

@@ -43,31 +43,32 @@ int RunGet(int argc, char** argv) {
           vm)) {
     return *code;
   }
+  const proto::Logger log = MakeLogger(common);
   if (no_linger && !vm["linger"].defaulted()) {
-    Complain("--linger and --no-linger exclude each other");
+    log.Error("--linger and --no-linger exclude each other");
     return kExitUsage;
   }
   std::optional<std::chrono::milliseconds> linger_for;
   if (!no_linger) {
     auto l = ParseDuration(linger);
     if (!l) {
-      Complain(l.error());
+      log.Error(l.error());
       return kExitUsage;
     }
     linger_for = *l;
   }
   auto stall_for = ParseDuration(stall);
   if (!stall_for) {
-    Complain(stall_for.error());
+    log.Error(stall_for.error());
     return kExitUsage;
   }
   if (!proto::IsValidSwarmName(key) && !proto::IsInfoHashHex(key)) {
-    Complain("'" + key + "' is neither a swarm name nor a 40-hex info-hash");
+    log.Error("'" + key + "' is neither a swarm name nor a 40-hex info-hash");
     return kExitUsage;
   }
-  auto client = ToRegistryClient(trk);
-  auto netopts = ToNetworkOptions(net);
-  auto peers = ToPeerEndpoints(net);
+  auto client = ToRegistryClient(trk, log);
+  auto netopts = ToNetworkOptions(net, log);
+  auto peers = ToPeerEndpoints(net, log);
   if (!client || !netopts || !peers) return kExitUsage;
 
   // Listed by `swarmcast status` from here until this command exits.
@@ -87,11 +88,11 @@ int RunGet(int argc, char** argv) {
   if (info_hash.empty()) {
     auto swarm = client->GetSwarm(key);
     if (!swarm) {
-      Complain(ToString(swarm.error()));
+      log.Error(ToString(swarm.error()));
       return ExitFor(swarm.error());
     }
     if (!proto::IsInfoHashHex(swarm->info_hash)) {
-      Complain("tracker: the registry record for '" + key + "' has no valid info-hash");
+      log.Error("tracker: the registry record for '" + key + "' has no valid info-hash");
       return kExitTracker;
     }
     info_hash = swarm->info_hash;
@@ -99,12 +100,12 @@ int RunGet(int argc, char** argv) {
   }
   auto torrent = client->GetTorrent(info_hash);
   if (!torrent) {
-    Complain(ToString(torrent.error()));
+    log.Error(ToString(torrent.error()));
     return ExitFor(torrent.error());
   }
   auto summary = proto::CheckMetainfo(*torrent);
   if (!summary) {
-    Complain("metainfo refused: " + summary.error());
+    log.Error("metainfo refused: " + summary.error());
     return kExitMetainfo;
   }
 
@@ -124,15 +125,16 @@ int RunGet(int argc, char** argv) {
     auto view = poller.GetCompletion(info_hash);
     return view && view->AllDone();
   };
+  t.log = log;
   t.progress = ChooseProgressMode(common);
   t.progress_interval = ProgressInterval(common);
   t.status = &status;
   GetPush push;
-  WireGetPush(push_flags, registry_push, *summary, info_hash, t, push, common.quiet);
+  WireGetPush(push_flags, registry_push, *summary, info_hash, t, push, log);
   t.status_extra = [&push] { return nlohmann::json{{"push", GetPushJson(push)}}; };
   auto report = RunTransfer(t);
   if (!report) {
-    Complain(report.error().message);
+    log.Error(report.error().message);
     if (common.json) {
       std::cout << nlohmann::json({{"error", report.error().message}}).dump() << "\n";
     }

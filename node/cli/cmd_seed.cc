@@ -45,19 +45,20 @@ int RunSeed(int argc, char** argv) {
                     vm)) {
     return *code;
   }
-  auto client = ToRegistryClient(trk);
-  auto netopts = ToNetworkOptions(net);
-  auto peers = ToPeerEndpoints(net);
+  const proto::Logger log = MakeLogger(common);
+  auto client = ToRegistryClient(trk, log);
+  auto netopts = ToNetworkOptions(net, log);
+  auto peers = ToPeerEndpoints(net, log);
   if (!client || !netopts || !peers) return kExitUsage;
   const std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
   if (name.empty()) name = content.filename().string();
   if (!proto::IsValidSwarmName(name)) {
-    Complain("'" + name + "' is not a valid swarm name (" + std::string(proto::kSwarmNameRule) +
-             "); pass --name");
+    log.Error("'" + name + "' is not a valid swarm name (" + std::string(proto::kSwarmNameRule) +
+              "); pass --name");
     return kExitUsage;
   }
   if (stop_after_copies < 0) {
-    Complain("--stop-after-copies must be 0 or more");
+    log.Error("--stop-after-copies must be 0 or more");
     return kExitUsage;
   }
 
@@ -72,7 +73,7 @@ int RunSeed(int argc, char** argv) {
   if (!torrent_file.empty()) {
     auto bytes = ReadFileBounded(torrent_file, proto::MetainfoLimits{}.max_bytes);
     if (!bytes) {
-      Complain(bytes.error());
+      log.Error(bytes.error());
       return kExitStorage;
     }
     torrent_bytes = std::move(*bytes);
@@ -81,10 +82,10 @@ int RunSeed(int argc, char** argv) {
     b.path = content;
     b.hybrid = hybrid;
     b.announce_url = client->url().AnnounceUrl();
-    if (!ApplyPieceSizeFlag(piece_size, b)) return kExitUsage;
+    if (!ApplyPieceSizeFlag(piece_size, b, log)) return kExitUsage;
     auto built = HashWithProgress(b, common, &status);
     if (!built) {
-      Complain(built.error());
+      log.Error(built.error());
       return kExitStorage;
     }
     torrent_bytes = std::move(built->bytes);
@@ -92,31 +93,31 @@ int RunSeed(int argc, char** argv) {
   }
   auto summary = proto::CheckMetainfo(torrent_bytes);
   if (!summary) {
-    Complain("metainfo refused: " + summary.error());
+    log.Error("metainfo refused: " + summary.error());
     return kExitMetainfo;
   }
   if (summary->name != content.filename().string()) {
-    Complain("the metainfo names '" + summary->name + "' but PATH is '" +
-             content.filename().string() + "'");
+    log.Error("the metainfo names '" + summary->name + "' but PATH is '" +
+              content.filename().string() + "'");
     return kExitUsage;
   }
   if (!save_torrent.empty()) {
     if (auto ec = WriteFileAtomically(save_torrent, torrent_bytes)) {
-      Complain("cannot write " + save_torrent + ": " + ec.message());
+      log.Error("cannot write " + save_torrent + ": " + ec.message());
       return kExitStorage;
     }
   }
   auto published = client->Publish(name, torrent_bytes, "");
   if (!published) {
-    Complain(ToString(published.error()));
+    log.Error(ToString(published.error()));
     return ExitFor(published.error());
   }
   // The push sender needs the info-hash the registry computed; once it
   // listens, the same swarm is published again with its endpoint.
   auto push = StartSeedPush(push_flags, content, *summary, published->info_hash, client->url(),
-                            netopts->max_upload_rate, common.quiet);
+                            netopts->max_upload_rate, log);
   if (!push) {
-    Complain(push.error());
+    log.Error(push.error());
     return kExitNetwork;
   }
   status.Update([&] {
@@ -129,7 +130,7 @@ int RunSeed(int argc, char** argv) {
   if (!push->endpoint.empty()) {
     auto again = client->Publish(name, torrent_bytes, push->endpoint);
     if (!again) {
-      Complain(ToString(again.error()));
+      log.Error(ToString(again.error()));
       return ExitFor(again.error());
     }
   }
@@ -147,12 +148,9 @@ int RunSeed(int argc, char** argv) {
                      .dump()
               << std::endl;
   }
-  if (!common.quiet) {
-    std::fprintf(stderr, "swarmcast: %s %s as '%s' (%s) at %s; seeding on %s\n",
-                 published->created ? "published" : "re-published", summary->name.c_str(),
-                 name.c_str(), published->info_hash.c_str(), client->url().ToString().c_str(),
-                 net.listen.c_str());
-  }
+  log.Info(std::string(published->created ? "published " : "re-published ") + summary->name +
+           " as '" + name + "' (" + published->info_hash + ") at " + client->url().ToString() +
+           "; seeding on " + net.listen);
 
   TransferOptions t;
   t.role = TransferOptions::Role::kSeed;
@@ -164,6 +162,7 @@ int RunSeed(int argc, char** argv) {
   t.net = *netopts;
   t.peers = std::move(*peers);
   t.stop_after_copies = stop_after_copies;
+  t.log = log;
   t.progress = ChooseProgressMode(common);
   t.progress_interval = ProgressInterval(common);
   t.status = &status;
@@ -180,7 +179,7 @@ int RunSeed(int argc, char** argv) {
   }
   auto report = RunTransfer(t);
   if (!report) {
-    Complain(report.error().message);
+    log.Error(report.error().message);
     return ExitFor(report.error());
   }
   if (common.json) {

@@ -55,15 +55,16 @@ int LocalStatus(const CommonFlags& common) {
   return kExitOk;
 }
 
-int SwarmStatus(RegistryClient& client, const std::string& key, const CommonFlags& common) {
+int SwarmStatus(RegistryClient& client, const std::string& key, const CommonFlags& common,
+                const proto::Logger& log) {
   auto swarm = client.GetSwarm(key);
   if (!swarm) {
-    Complain(ToString(swarm.error()));
+    log.Error(ToString(swarm.error()));
     return ExitFor(swarm.error());
   }
   auto view = client.GetCompletion(key);
   if (!view) {
-    Complain(ToString(view.error()));
+    log.Error(ToString(view.error()));
     return ExitFor(view.error());
   }
   if (common.json) {
@@ -123,20 +124,21 @@ int RunStatus(int argc, char** argv) {
                     vm)) {
     return *code;
   }
+  const proto::Logger log = MakeLogger(common);
   if (trk.tracker.empty()) {
     if (!key.empty()) {
-      Complain("a swarm name needs --tracker URL");
+      log.Error("a swarm name needs --tracker URL");
       return kExitUsage;
     }
     return LocalStatus(common);
   }
   if (key.empty() || (!proto::IsValidSwarmName(key) && !proto::IsInfoHashHex(key))) {
-    Complain("status --tracker wants a swarm name or 40-hex info-hash");
+    log.Error("status --tracker wants a swarm name or 40-hex info-hash");
     return kExitUsage;
   }
-  auto client = ToRegistryClient(trk);
+  auto client = ToRegistryClient(trk, log);
   if (!client) return kExitUsage;
-  return SwarmStatus(*client, key, common);
+  return SwarmStatus(*client, key, common, log);
 }
 
 }  // namespace swarmcast::node::cli

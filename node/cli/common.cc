@@ -25,7 +25,9 @@ const char kExitCodesHelp[] =
 void AddCommonOptions(po::options_description& d, CommonFlags& f) {
   d.add_options()("help,h", "show this help")("json", po::bool_switch(&f.json),
                                               "print one JSON object on stdout when done")(
-      "quiet,q", po::bool_switch(&f.quiet), "no progress output on stderr")(
+      "quiet,q", po::bool_switch(&f.quiet),
+      "no progress and no notes on stderr, only warnings and errors")(
+      "verbose,v", po::bool_switch(&f.verbose), "also log debug lines")(
       "progress-interval", po::value(&f.progress_interval)->default_value(f.progress_interval),
       "seconds between progress lines when stderr is not a terminal");
 }
@@ -68,11 +70,11 @@ std::optional<int> ParseArgs(int argc, char** argv, const po::options_descriptio
   return std::nullopt;
 }
 
-std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f) {
+std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f, const proto::Logger& log) {
   NetworkOptions n;
   auto listen = proto::ParseEndpoint(f.listen, {.allow_port_zero = true});
   if (!listen) {
-    Complain("--listen '" + f.listen + "': " + listen.error());
+    log.Error("--listen '" + f.listen + "': " + listen.error());
     return std::nullopt;
   }
   n.listen_ip = listen->host;
@@ -82,13 +84,13 @@ std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f) {
   } else if (f.disk_io == "mmap") {
     n.disk_io = DiskIo::kMmap;
   } else {
-    Complain("--disk-io must be posix or mmap");
+    log.Error("--disk-io must be posix or mmap");
     return std::nullopt;
   }
   auto down = ParseByteSize(f.max_download_rate);
   auto up = ParseByteSize(f.max_upload_rate);
   if (!down || !up) {
-    Complain(!down ? down.error() : up.error());
+    log.Error(!down ? down.error() : up.error());
     return std::nullopt;
   }
   n.max_download_rate = *down;
@@ -96,12 +98,13 @@ std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f) {
   return n;
 }
 
-std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& f) {
+std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& f,
+                                                            const proto::Logger& log) {
   std::vector<proto::Endpoint> peers;
   for (const std::string& c : f.connect) {
     auto e = proto::ParseEndpoint(c);
     if (!e) {
-      Complain("--connect '" + c + "': " + e.error());
+      log.Error("--connect '" + c + "': " + e.error());
       return std::nullopt;
     }
     peers.push_back(std::move(*e));
@@ -109,19 +112,19 @@ std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& 
   return peers;
 }
 
-std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f) {
+std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const proto::Logger& log) {
   if (f.tracker.empty()) {
-    Complain("--tracker URL is required");
+    log.Error("--tracker URL is required");
     return std::nullopt;
   }
   auto url = ParseTrackerUrl(f.tracker);
   if (!url) {
-    Complain(url.error());
+    log.Error(url.error());
     return std::nullopt;
   }
   auto timeout = ParseDuration(f.timeout);
   if (!timeout || timeout->count() == 0) {
-    Complain(timeout ? "--timeout must be above 0" : timeout.error());
+    log.Error(timeout ? "--timeout must be above 0" : timeout.error());
     return std::nullopt;
   }
   std::string token = f.token;
@@ -150,7 +153,19 @@ std::filesystem::path StateDir() {
   return "/tmp/swarmcast-" + std::to_string(::getuid());
 }
 
-void Complain(const std::string& msg) { std::fprintf(stderr, "swarmcast: %s\n", msg.c_str()); }
+proto::Logger MakeLogger(const CommonFlags& f) {
+  const auto level = f.verbose ? proto::LogLevel::kDebug
+                     : f.quiet ? proto::LogLevel::kWarning
+                               : proto::LogLevel::kInfo;
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  return proto::Logger("swarmcast", level, [tty](std::string_view line) {
+    // One write per line, so lines from two threads do not interleave.
+    std::string out = tty ? "\r\033[K" : "";
+    out += line;
+    out += '\n';
+    std::fwrite(out.data(), 1, out.size(), stderr);
+  });
+}
 
 int ExitFor(const RegistryError&) { return kExitTracker; }
 
@@ -246,11 +261,11 @@ nlohmann::json ReportJson(const TransferReport& r) {
           {"distributed_copies", r.distributed_copies}};
 }
 
-bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b) {
+bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b, const proto::Logger& log) {
   if (flag == "auto") return true;
   auto ps = ParseByteSize(flag);
   if (!ps) {
-    Complain(ps.error());
+    log.Error(ps.error());
     return false;
   }
   b.piece_size = *ps;

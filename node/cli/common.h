@@ -12,6 +12,7 @@
 #include "node/registry_client.h"
 #include "node/status_file.h"
 #include "node/transfer.h"
+#include "proto/log.h"
 
 namespace swarmcast::node::cli {
 
@@ -36,6 +37,7 @@ extern const char kExitCodesHelp[];
 struct CommonFlags {
   bool json = false;
   bool quiet = false;
+  bool verbose = false;
   std::string progress_interval = "5s";
 };
 void AddCommonOptions(po::options_description& d, CommonFlags& f);
@@ -66,17 +68,20 @@ std::optional<int> ParseArgs(int argc, char** argv, const po::options_descriptio
                              po::variables_map& vm);
 
 // Each returns nullopt after printing why (exit with kExitUsage).
-std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f);
-std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& f);
-std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f);
+std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f, const proto::Logger& log);
+std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& f,
+                                                            const proto::Logger& log);
+std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const proto::Logger& log);
 ProgressMode ChooseProgressMode(const CommonFlags& f);
 std::chrono::milliseconds ProgressInterval(const CommonFlags& f);
 
 // Where running transfers publish their status files (node/status_file.h).
 std::filesystem::path StateDir();
 
-// "swarmcast: <msg>" on stderr.
-void Complain(const std::string& msg);
+// The command's logger: "swarmcast: ..." lines on stderr, at info level
+// (-v: debug, -q: warnings and errors only). On a terminal each line first
+// clears the progress bar's line; the bar redraws at its next tick.
+proto::Logger MakeLogger(const CommonFlags& f);
 int ExitFor(const RegistryError& e);
 int ExitFor(const TransferError& e);
 
@@ -92,7 +97,7 @@ Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const 
                                                     StatusFile* status = nullptr);
 // Applies a --piece-size flag ("auto" or a size such as 1MiB) to `b`;
 // false after printing why.
-bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b);
+bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b, const proto::Logger& log);
 
 }  // namespace swarmcast::node::cli
 

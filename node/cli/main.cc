@@ -46,15 +46,16 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   const std::string cmd = argv[1];
+  const swarmcast::proto::Logger log = MakeLogger(CommonFlags{});
   try {
     if (cmd == "create") return RunCreate(argc - 1, argv + 1);
     if (cmd == "seed") return RunSeed(argc - 1, argv + 1);
     if (cmd == "get") return RunGet(argc - 1, argv + 1);
     if (cmd == "status") return RunStatus(argc - 1, argv + 1);
   } catch (const std::exception& e) {
-    Complain(std::string("internal error: ") + e.what());
+    log.Error(std::string("internal error: ") + e.what());
     return kExitFailure;
   }
-  Complain("unknown command '" + cmd + "' (try swarmcast --help)");
+  log.Error("unknown command '" + cmd + "' (try swarmcast --help)");
   return kExitUsage;
 }

@@ -34,10 +34,6 @@ proto::Geometry GeometryOf(const proto::MetainfoSummary& s) {
           static_cast<std::uint64_t>(s.total_size)};
 }
 
-void Say(bool quiet, const std::string& line) {
-  if (!quiet) std::fprintf(stderr, "swarmcast: %s\n", line.c_str());
-}
-
 }  // namespace
 
 void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
@@ -57,7 +53,7 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
                                             const proto::MetainfoSummary& summary,
                                             const std::string& info_hash_hex,
                                             const TrackerUrl& tracker, std::int64_t max_rate,
-                                            bool quiet) {
+                                            const proto::Logger& log) {
   push::FanoutKind kind;
   if (!push::ParseFanoutKind(f.fanout, &kind)) {
     return Unexpected("--fanout: '" + f.fanout + "' is not auto, kmod, splice, sendfile or copy");
@@ -67,7 +63,7 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
   const std::string& bind_ip = bind->host;
   if (f.no_push) return SeedPush{};
   if (!SingleFile(summary)) {
-    Say(quiet, "push: off (the swarm has several files; peers fetch over BitTorrent)");
+    log.Info("push: off (the swarm has several files; peers fetch over BitTorrent)");
     return SeedPush{};
   }
   std::string advertise = f.advertise;
@@ -92,19 +88,14 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
   options.max_rate = max_rate;
   options.addresses = std::make_shared<push::SubscriberAddresses>();
   auto addresses = options.addresses;
-  auto sender = push::PushSender::Start(
-      std::move(source), std::move(options), [quiet](std::string_view line) {
-        if (!quiet) {
-          std::fprintf(stderr, "swarmcast: %.*s\n", static_cast<int>(line.size()), line.data());
-        }
-      });
+  auto sender = push::PushSender::Start(std::move(source), std::move(options), log);
   if (!sender) return Unexpected(sender.error());
   SeedPush out;
   out.endpoint = proto::FormatEndpoint(advertise, (*sender)->port());
   out.sender = std::move(*sender);
   out.addresses = std::move(addresses);
-  Say(quiet, "push: serving on " + out.endpoint + " with the " +
-                 std::string(out.sender->backend_name()) + " fan-out");
+  log.Info("push: serving on " + out.endpoint + " with the " +
+           std::string(out.sender->backend_name()) + " fan-out");
   return out;
 }
 
@@ -126,7 +117,7 @@ void AddPushGetOptions(po::options_description& d, PushGetFlags& f) {
 
 void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
                  const proto::MetainfoSummary& summary, const std::string& info_hash_hex,
-                 TransferOptions& t, GetPush& state, bool quiet) {
+                 TransferOptions& t, GetPush& state, const proto::Logger& log) {
   if (f.no_push) {
     state.why_not = "--no-push";
   } else if (!SingleFile(summary)) {
@@ -146,7 +137,7 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
     }
   }
   if (state.endpoint.empty()) {
-    Say(quiet, "push: not subscribing (" + state.why_not + ")");
+    log.Info("push: not subscribing (" + state.why_not + ")");
     return;
   }
   push::PushIdentity identity;
@@ -158,14 +149,14 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
   t.wire_hold = std::chrono::seconds(8);
   std::string source;  // connect from the address the wire uses too
   if (t.net.listen_ip != "0.0.0.0" && t.net.listen_ip != "::") source = t.net.listen_ip;
-  t.hooks.on_ready = [&state, identity, source, quiet](const PieceFeed& feed) {
+  t.hooks.on_ready = [&state, identity, source, log](const PieceFeed& feed) {
     push::PushReceiverOptions options;
     options.endpoint = state.endpoint;
     options.source_address = source;
     push::PushDownload::Hooks hooks;
     hooks.post = feed.post;
     hooks.add_piece = feed.add_piece;
-    hooks.log = [quiet](std::string_view line) { Say(quiet, std::string(line)); };
+    hooks.log = log;
     hooks.on_settled = feed.release_wire;
     bool complete = true;
     for (bool h : feed.have) complete = complete && h;
@@ -173,10 +164,10 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
     auto d = push::PushDownload::Start(options, identity, feed.have, hooks);
     if (!d) {
       state.start_error = d.error();
-      Say(quiet, "push: cannot subscribe: " + d.error() + "; fetching from peers");
+      log.Info("push: cannot subscribe: " + d.error() + "; fetching from peers");
       return feed.release_wire();
     }
-    Say(quiet, "push: subscribed to " + state.endpoint);
+    log.Info("push: subscribed to " + state.endpoint);
     state.download = std::move(*d);
   };
   t.hooks.on_piece_verified = [&state](std::uint32_t piece) {

@@ -31,14 +31,14 @@ struct SeedPush {
   std::shared_ptr<push::SubscriberAddresses> addresses;
 };
 // Starts the push sender for `content` (push off or impossible: a SeedPush
-// without sender, and why on stderr unless quiet). Errors are bad flags or
+// without sender, and why in the log). Errors are bad flags or
 // a sender that cannot start.
 Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
                                             const std::filesystem::path& content,
                                             const proto::MetainfoSummary& summary,
                                             const std::string& info_hash_hex,
                                             const TrackerUrl& tracker, std::int64_t max_rate,
-                                            bool quiet);
+                                            const proto::Logger& log);
 nlohmann::json SeedPushJson(const SeedPush& p);
 
 struct PushGetFlags {
@@ -59,7 +59,7 @@ struct GetPush {
 // is done. `state` must outlive RunTransfer.
 void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
                  const proto::MetainfoSummary& summary, const std::string& info_hash_hex,
-                 TransferOptions& t, GetPush& state, bool quiet);
+                 TransferOptions& t, GetPush& state, const proto::Logger& log);
 nlohmann::json GetPushJson(const GetPush& p);
 
 }  // namespace swarmcast::node::cli

@@ -32,7 +32,7 @@ Result<std::unique_ptr<PushDownload>, std::string> PushDownload::Start(
         post([alive, self, why] {
           if (!*alive || !self->receiver_) return;
           self->end_reason_ = why;
-          self->hooks_.log("push: channel ended: " + why);
+          self->hooks_.log.Info("push: channel ended: " + why);
           self->Settle();
         });
       });
@@ -63,7 +63,8 @@ void PushDownload::OnPieceVerified(std::uint32_t piece) {
 void PushDownload::OnHashFailed(std::uint32_t piece) {
   if (pushed_.erase(piece) == 0) return;  // came from a peer: not ours to judge
   ++hash_failures_;
-  hooks_.log("push: piece " + std::to_string(piece) + " from the seed failed its hash check");
+  hooks_.log.Warning("push: piece " + std::to_string(piece) +
+                     " from the seed failed its hash check");
   if (hash_failures_ >= kMaxPushHashFailures) {
     Stop(std::to_string(hash_failures_) + " pushed pieces failed their hash check");
   }
@@ -72,7 +73,7 @@ void PushDownload::OnHashFailed(std::uint32_t piece) {
 void PushDownload::Stop(const std::string& why) {
   if (!receiver_) return;
   if (end_reason_.empty()) end_reason_ = why;
-  hooks_.log("push: unsubscribing: " + why);
+  hooks_.log.Info("push: unsubscribing: " + why);
   Settle();
   *alive_ = false;  // drop pieces still queued for the control thread
   receiver_.reset();

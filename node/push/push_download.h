@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "node/push/push_receiver.h"
+#include "proto/log.h"
 
 namespace swarmcast::push {
 
@@ -33,7 +34,7 @@ class PushDownload {
     std::function<void(std::function<void()>)> post;
     // Control thread: give a pushed piece to libtorrent.
     std::function<void(std::uint32_t piece, std::vector<char> data)> add_piece;
-    std::function<void(std::string_view)> log;
+    proto::Logger log;
     // Control thread, once: the subscription is in place (the seed
     // answered), or the channel ended before it was. May be empty.
     std::function<void()> on_settled;

@@ -25,8 +25,8 @@ using Clock = std::chrono::steady_clock;
 // (under stats_mutex_) and `stop_fd_` (an eventfd, written by ~PushSender).
 class PushSender::Loop {
  public:
-  Loop(PushSource source, PushSenderOptions options, Log log, UniqueFd file, UniqueFd listener,
-       std::unique_ptr<FanoutBackend> backend)
+  Loop(PushSource source, PushSenderOptions options, proto::Logger log, UniqueFd file,
+       UniqueFd listener, std::unique_ptr<FanoutBackend> backend)
       : source_(std::move(source)),
         options_(std::move(options)),
         log_(std::move(log)),
@@ -125,7 +125,7 @@ class PushSender::Loop {
 
   PushSource source_;
   PushSenderOptions options_;
-  Log log_;
+  proto::Logger log_;
   UniqueFd file_;
   UniqueFd listener_;
   UniqueFd epoll_;
@@ -152,7 +152,7 @@ void PushSender::Loop::Run() {
     const int n = ::epoll_wait(epoll_.get(), events.data(), events.size(), wait_ms_);
     wait_ms_ = 500;
     if (n < 0 && errno != EINTR) {
-      log_(std::string("push: epoll_wait: ") + std::strerror(errno));
+      log_.Error(std::string("push: epoll_wait: ") + std::strerror(errno));
       return;
     }
     for (int i = 0; i < n; ++i) {
@@ -211,7 +211,7 @@ void PushSender::Loop::Read(SubscriberId id, Subscriber& s) {
       if (std::holds_alternative<proto::NeedMore>(next)) break;
       if (auto* ec = std::get_if<std::error_code>(&next)) {
         Bye(id, s, proto::ByeReason::kProtocolError, ec->message());
-        log_("push: subscriber " + std::to_string(id) + ": bad frame: " + ec->message());
+        log_.Info("push: subscriber " + std::to_string(id) + ": bad frame: " + ec->message());
         Drive(id, s);
         return;
       }
@@ -225,7 +225,7 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
   if (auto* hello = std::get_if<proto::Hello>(&m)) {
     if (hello->hash_kind != source_.hash_kind || hello->info_hash != source_.info_hash) {
       Bye(id, s, proto::ByeReason::kInfoHashMismatch, "not the torrent this seed pushes");
-      log_("push: subscriber " + std::to_string(id) + " asked for another torrent");
+      log_.Info("push: subscriber " + std::to_string(id) + " asked for another torrent");
       return Drive(id, s);
     }
     std::vector<bool> have(source_.geometry.piece_count);
@@ -247,7 +247,7 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
     std::vector<std::uint8_t> frame(proto::EncodedSize(mine));
     if (proto::EncodeHello(mine, frame).ok()) s.control.push_back(std::move(frame));
     UpdateStats([](PushSenderStats& st) { ++st.subscribers; });
-    log_("push: subscriber " + std::to_string(id) + " joined");
+    log_.Info("push: subscriber " + std::to_string(id) + " joined");
     return Drive(id, s);
   }
   if (!s.subscribed) {
@@ -374,8 +374,8 @@ void PushSender::Loop::CheckStalls() {
   for (auto& [id, s] : subscribers_) {
     if (s.fd && s.job && now - s.last_progress > options_.stall_timeout) {
       // Its socket is full, so a BYE could not get through: just close.
-      log_("push: subscriber " + std::to_string(id) + " made no progress for " +
-           std::to_string(options_.stall_timeout.count()) + " ms, dropped");
+      log_.Info("push: subscriber " + std::to_string(id) + " made no progress for " +
+                std::to_string(options_.stall_timeout.count()) + " ms, dropped");
       Drop(id, "too slow");
     }
   }
@@ -416,12 +416,12 @@ void PushSender::Loop::Drop(SubscriberId id, const std::string& why) {
   s.job.reset();
   s.subscribed = false;
   doomed_.push_back(id);
-  log_("push: subscriber " + std::to_string(id) + " left: " + why);
+  log_.Info("push: subscriber " + std::to_string(id) + " left: " + why);
 }
 
 Result<std::unique_ptr<PushSender>, std::string> PushSender::Start(PushSource source,
                                                                    PushSenderOptions options,
-                                                                   Log log) {
+                                                                   proto::Logger log) {
   if (auto ec = proto::ValidateGeometry(source.geometry)) {
     return Unexpected("push: bad geometry: " + ec.message());
   }

@@ -26,6 +26,7 @@
 
 #include "node/push/fanout_backend.h"
 #include "node/push/subscriber_addresses.h"
+#include "proto/log.h"
 #include "proto/push_frame.h"
 #include "proto/result.h"
 
@@ -65,12 +66,11 @@ struct PushSenderStats {
 
 class PushSender {
  public:
-  using Log = std::function<void(std::string_view)>;
-
   // Opens the file, binds, and starts the push thread. Errors say what
   // failed (file, backend, bind).
   static Result<std::unique_ptr<PushSender>, std::string> Start(PushSource source,
-                                                                PushSenderOptions options, Log log);
+                                                                PushSenderOptions options,
+                                                                proto::Logger log);
   ~PushSender();  // stops the thread and closes every socket
   PushSender(const PushSender&) = delete;
   PushSender& operator=(const PushSender&) = delete;

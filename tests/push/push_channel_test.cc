@@ -109,7 +109,7 @@ class PushChannelTest : public ::testing::Test {
     o.bind_address = "127.0.0.1";
     o.fanout = kind;
     o.stall_timeout = stall;
-    auto s = PushSender::Start(source_, o, [](std::string_view) {});
+    auto s = PushSender::Start(source_, o, proto::Logger());
     EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error());
     return s.ok() ? std::move(*s) : nullptr;
   }

@@ -59,7 +59,7 @@ class PushDownloadTest : public ::testing::Test {
     PushSenderOptions o;
     o.bind_address = "127.0.0.1";
     o.fanout = FanoutKind::kCopy;
-    auto sender = PushSender::Start(source_, o, [](std::string_view) {});
+    auto sender = PushSender::Start(source_, o, proto::Logger());
     ASSERT_TRUE(sender.ok()) << sender.error();
     sender_ = std::move(*sender);
   }
@@ -81,7 +81,7 @@ class PushDownloadTest : public ::testing::Test {
       added_.push_back(piece);
       EXPECT_EQ(data.size(), kPiece);
     };
-    hooks.log = [](std::string_view) {};
+    hooks.log = proto::Logger();
     auto d = PushDownload::Start(o, id, std::vector<bool>(8, false), hooks);
     ASSERT_TRUE(d.ok()) << d.error();
     download_ = std::move(*d);

@@ -81,7 +81,7 @@ std::uint64_t ReadBytesOf(pid_t pid) {
   options.bind_address = "127.0.0.1";
   options.port = port;
   options.fanout = push::FanoutKind::kSplice;
-  auto sender = push::PushSender::Start(source, options, [](std::string_view) {});
+  auto sender = push::PushSender::Start(source, options, proto::Logger());
   if (!sender) {
     std::cerr << "disk-order-bench: " << sender.error() << "\n";
     _exit(1);

@@ -133,7 +133,7 @@ int main(int argc, char** argv) {
         push::PushSenderOptions options;
         options.bind_address = "127.0.0.1";
         options.fanout = kind;
-        auto sender = push::PushSender::Start(source, options, [](std::string_view) {});
+        auto sender = push::PushSender::Start(source, options, proto::Logger());
         if (!sender) {
           std::cerr << "fanout-bench: " << sender.error() << "\n";
           return 1;
