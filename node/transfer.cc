@@ -1,9 +1,5 @@
 #include "node/transfer.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,18 +13,19 @@
 #include <libtorrent/alert_types.hpp>
 #include <libtorrent/announce_entry.hpp>
 #include <libtorrent/peer_info.hpp>
-#include <libtorrent/read_resume_data.hpp>
 #include <libtorrent/session.hpp>
 #include <libtorrent/torrent_handle.hpp>
 #include <libtorrent/torrent_info.hpp>
 #include <libtorrent/torrent_status.hpp>
-#include <libtorrent/write_resume_data.hpp>
 #include <sstream>
 
 #include "node/file_io.h"
 #include "node/piece_salvage.h"
 #include "node/progress.h"
+#include "node/rate_meter.h"
+#include "node/resume_data.h"
 #include "node/session_config.h"
+#include "node/staging_area.h"
 #include "node/status_file.h"
 #include "node/units.h"
 #include "node/wire_gate.h"
@@ -45,7 +42,6 @@ constexpr auto kTick = std::chrono::milliseconds(500);
 constexpr auto kStatusEvery = std::chrono::seconds(2);
 constexpr auto kPollEvery = std::chrono::seconds(2);
 constexpr auto kStopGrace = std::chrono::seconds(5);
-constexpr std::size_t kMaxResumeBytes = 64u << 20;
 
 std::string Hex(const lt::sha1_hash& h) {
   std::ostringstream o;
@@ -58,27 +54,15 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// Bytes the files under `dir` already occupy on disk (sparse-aware).
-std::int64_t AllocatedBytes(const fs::path& dir) {
-  std::int64_t total = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    struct stat st {};
-    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      total += static_cast<std::int64_t>(st.st_blocks) * 512;
-    }
-  }
-  return total;
-}
+// Where a transfer is in its life. A get goes kChecking -> kDownloading ->
+// kMoving -> kInPlace; a seed kChecking -> kSeeding. Stopping (end_ set)
+// may begin in any phase.
+enum class Phase { kChecking, kDownloading, kSeeding, kMoving, kInPlace };
 
 class Transfer {
  public:
   Transfer(const TransferOptions& o, std::stop_token stop)
       : o_(o), stop_(std::move(stop)), tick_(ioc_), signals_(ioc_, SIGINT, SIGTERM) {}
-  ~Transfer() {
-    if (lock_fd_ >= 0) ::close(lock_fd_);
-  }
   Transfer(const Transfer&) = delete;
   Transfer& operator=(const Transfer&) = delete;
 
@@ -113,6 +97,9 @@ class Transfer {
 
  private:
   bool IsGet() const { return o_.role == TransferOptions::Role::kGet; }
+  bool stopping() const { return end_.has_value(); }
+  // Moving or moved: the staging area is no longer where the data is.
+  bool leaving_staging() const { return phase_ == Phase::kMoving || phase_ == Phase::kInPlace; }
   double Seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   std::optional<TransferError> Prepare() {
@@ -149,46 +136,14 @@ class Transfer {
       save_path_ = o_.dir;
       return std::nullopt;
     }
-    fs::create_directories(o_.dir, ec);
-    if (ec)
-      return TransferError{Kind::kStorage,
-                           "cannot create " + o_.dir.string() + ": " + ec.message()};
     if (fs::exists(fs::symlink_status(final_path_, ec))) {
       return TransferError{
           Kind::kStorage, final_path_.string() + " already exists; remove it or choose another -o"};
     }
-    const fs::path root = o_.dir / ".swarmcast";
-    save_path_ = root / report_.info_hash;
-    resume_path_ = root / (report_.info_hash + ".resume");
-    fs::create_directories(save_path_, ec);
-    if (ec) {
-      return TransferError{Kind::kStorage,
-                           "cannot write to " + o_.dir.string() + ": " + ec.message()};
-    }
-    // One process per download directory and torrent: two would write the
-    // same staging files.
-    const fs::path lock_path = root / (report_.info_hash + ".lock");
-    lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock_fd_ < 0 || ::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-      return TransferError{Kind::kStorage, "another swarmcast process is downloading " +
-                                               report_.name + " into " + o_.dir.string()};
-    }
-    if (::access(save_path_.c_str(), W_OK) != 0) {
-      return TransferError{Kind::kStorage, "cannot write to " + o_.dir.string() + ": " +
-                                               std::generic_category().message(errno)};
-    }
-    struct statvfs vfs {};
-    if (::statvfs(o_.dir.c_str(), &vfs) == 0) {
-      const std::int64_t avail =
-          static_cast<std::int64_t>(vfs.f_bavail) * static_cast<std::int64_t>(vfs.f_frsize);
-      const std::int64_t have = AllocatedBytes(save_path_);
-      if (avail + have < report_.total_bytes) {
-        return TransferError{Kind::kStorage,
-                             "not enough space in " + o_.dir.string() + ": needs " +
-                                 FormatBytes(static_cast<double>(report_.total_bytes - have)) +
-                                 ", " + FormatBytes(static_cast<double>(avail)) + " free"};
-      }
-    }
+    auto staging = StagingArea::Open(o_.dir, report_.info_hash, report_.name, report_.total_bytes);
+    if (!staging) return TransferError{Kind::kStorage, staging.error()};
+    staging_ = std::move(*staging);
+    save_path_ = staging_->save_path();
     return std::nullopt;
   }
 
@@ -207,22 +162,26 @@ class Transfer {
       ses_->apply_settings(std::move(no_fast));
     }
 
+    // Built from the checked metainfo and the flags alone (see
+    // node/resume_data.h): resume data adds which pieces are verified.
     lt::add_torrent_params atp;
-    if (IsGet() && fs::exists(resume_path_)) {
-      auto buf = ReadFileBounded(resume_path_, kMaxResumeBytes);
-      lt::error_code ec;
-      if (buf) {
-        atp = lt::read_resume_data(
-            lt::span<const char>(buf->data(), static_cast<std::ptrdiff_t>(buf->size())), ec);
-      }
-      if (!buf || ec || atp.info_hashes.v1 != ti_->info_hashes().v1) {
-        o_.log.Info("ignoring unusable resume data " + resume_path_.string() + "; checking files");
-        atp = lt::add_torrent_params{};
-      } else {
+    if (IsGet() && fs::exists(staging_->resume_path())) {
+      auto have = LoadVerifiedPieces(staging_->resume_path(), *ti_);
+      if (have) {
+        atp.have_pieces = std::move(*have);
         resumed_ = true;
+      } else {
+        o_.log.Info("ignoring resume data " + staging_->resume_path().string() + " (" +
+                    have.error() + "); checking files");
       }
     }
     atp.ti = std::make_shared<lt::torrent_info>(*ti_);
+    if (!o_.torrent_urls) {
+      // Only the swarm's tracker: the metainfo's own trackers and web
+      // seeds would send every node's requests where the publisher says.
+      atp.ti->clear_trackers();
+      atp.ti->set_web_seeds({});
+    }
     atp.save_path = save_path_.string();
     // Neither paused nor auto-managed: the auto-manage timer costs ~0.5 s
     // at start, and clearing only auto_managed leaves the torrent paused.
@@ -246,6 +205,7 @@ class Transfer {
     lt::error_code ec;
     h_ = ses_->add_torrent(std::move(atp), ec);
     if (ec) return TransferError{Kind::kStorage, "cannot add the torrent: " + ec.message()};
+    if (IsGet()) resume_.emplace(staging_->resume_path(), h_, o_.log);
     for (const proto::Endpoint& peer : o_.peers) {
       lt::error_code aec;
       const auto addr = lt::make_address(peer.host, aec);
@@ -275,7 +235,7 @@ class Transfer {
   void WaitForSignal() {
     signals_.async_wait([this](const boost::system::error_code& ec, int) {
       if (ec) return;
-      if (stopping_) {
+      if (stopping()) {
         ioc_.stop();  // a second signal: stop now
         return;
       }
@@ -302,9 +262,13 @@ class Transfer {
   }
 
   void Handle(lt::alert* a) {
-    if (auto* p = lt::alert_cast<lt::torrent_checked_alert>(a)) {
-      (void)p;
-      checked_ = true;
+    if (resume_) {
+      const auto saved = resume_->Handle(a);
+      if (saved == ResumeSaver::Outcome::kFinalSaved && stopping()) ioc_.stop();
+      if (saved != ResumeSaver::Outcome::kNotMine) return;
+    }
+    if (lt::alert_cast<lt::torrent_checked_alert>(a)) {
+      phase_ = IsGet() ? Phase::kDownloading : Phase::kSeeding;
       report_.pieces_at_start =
           h_.status(lt::torrent_handle::query_accurate_download_counters).num_pieces;
       if (IsGet() && report_.pieces_at_start > 0) {
@@ -317,7 +281,7 @@ class Transfer {
     } else if (lt::alert_cast<lt::torrent_finished_alert>(a)) {
       if (IsGet()) OnDownloadVerified();
     } else if (auto* p = lt::alert_cast<lt::piece_finished_alert>(a)) {
-      SaveResume(false);
+      if (resume_) resume_->Save();
       if (o_.hooks.on_piece_verified) {
         o_.hooks.on_piece_verified(static_cast<std::uint32_t>(static_cast<int>(p->piece_index)));
       }
@@ -338,23 +302,11 @@ class Transfer {
     } else if (lt::alert_cast<lt::storage_moved_alert>(a)) {
       OnMovedIntoPlace();
     } else if (auto* p = lt::alert_cast<lt::storage_moved_failed_alert>(a)) {
-      moving_ = false;
+      phase_ = Phase::kDownloading;
       const std::string why = p->error ? p->error.message() : "a file of that name exists";
       FailWith({Kind::kStorage, "cannot move the download into " + o_.dir.string() + ": " + why +
                                     " (" + std::string(p->file_path()) +
                                     "); verified data stays in " + save_path_.string()});
-    } else if (auto* p = lt::alert_cast<lt::save_resume_data_alert>(a)) {
-      resume_in_flight_ = false;
-      if (!moving_ && !moved_) {
-        const std::vector<char> buf = lt::write_resume_data_buf(p->params);
-        if (auto ec = WriteFileAtomically(resume_path_, std::string_view(buf.data(), buf.size()))) {
-          o_.log.Warning("cannot write resume data " + resume_path_.string() + ": " + ec.message());
-        }
-      }
-      AfterResumeSave();
-    } else if (lt::alert_cast<lt::save_resume_data_failed_alert>(a)) {
-      resume_in_flight_ = false;
-      AfterResumeSave();
     } else if (auto* p = lt::alert_cast<lt::listen_succeeded_alert>(a)) {
       if (p->socket_type == lt::socket_type_t::tcp && o_.hooks.on_listening) {
         o_.hooks.on_listening(p->port);
@@ -403,47 +355,20 @@ class Transfer {
     return feed;
   }
 
-  // Resume data is saved whenever pieces finish, with one save in flight:
-  // what a SIGKILL can lose is the pieces of one save round trip.
-  void SaveResume(bool final_save) {
-    if (!IsGet() || moving_ || moved_ || !h_.is_valid()) return;
-    if (resume_in_flight_) {
-      resume_dirty_ = true;
-      return;
-    }
-    resume_in_flight_ = true;
-    resume_dirty_ = false;
-    h_.save_resume_data(final_save ? lt::torrent_handle::flush_disk_cache
-                                   : lt::resume_data_flags_t{});
-  }
-
-  void AfterResumeSave() {
-    if (resume_dirty_ || (stopping_ && !final_saved_)) {
-      final_saved_ = stopping_;
-      SaveResume(stopping_);
-      return;
-    }
-    if (stopping_) ioc_.stop();
-  }
-
   void OnDownloadVerified() {
-    if (moving_ || moved_ || stopping_) return;
+    if (phase_ != Phase::kDownloading || stopping()) return;
     const lt::torrent_status st = h_.status();
     if (st.num_pieces != report_.pieces_total) return;
     report_.download_seconds = Seconds();
     report_.complete = true;
-    moving_ = true;
+    phase_ = Phase::kMoving;
+    resume_->StopSaving();
     h_.move_storage(o_.dir.string(), lt::move_flags_t::fail_if_exist);
   }
 
   void OnMovedIntoPlace() {
-    moving_ = false;
-    moved_ = true;
-    std::error_code ec;
-    fs::remove(resume_path_, ec);
-    fs::remove_all(save_path_, ec);
-    fs::remove(save_path_.parent_path() / (report_.info_hash + ".lock"), ec);
-    fs::remove(save_path_.parent_path(), ec);  // only if empty
+    phase_ = Phase::kInPlace;
+    staging_->RemoveAfterMove();
     if (!o_.linger || o_.linger->count() == 0) {
       Finish(TransferEnd::kCompleted);
       return;
@@ -458,15 +383,12 @@ class Transfer {
   }
 
   void Finish(TransferEnd end) {
-    if (stopping_) return;
-    stopping_ = true;
+    if (stopping()) return;
     end_ = end;
     stop_deadline_ = Clock::now() + kStopGrace;
-    if (IsGet() && !moving_ && !moved_ && h_.is_valid()) {
+    if (IsGet() && !leaving_staging() && h_.is_valid() && resume_) {
       h_.pause();
-      final_saved_ = !resume_in_flight_;
-      SaveResume(true);
-      return;
+      if (resume_->SaveFinal()) return;  // ioc_ stops once it is written
     }
     ioc_.stop();
   }
@@ -503,12 +425,13 @@ class Transfer {
     snap_.pieces_done = st.num_pieces;
     snap_.downloaded_bytes = st.total_payload_download;
     snap_.uploaded_bytes = st.total_payload_upload;
-    snap_.down_rate = WindowRate(st.total_wanted_done, st.download_payload_rate);
+    const auto now = Clock::now();
+    snap_.down_rate = down_rate_.Add(now, st.total_wanted_done).value_or(st.download_payload_rate);
     snap_.up_rate = st.upload_payload_rate;
     if (o_.pushed_bytes) {
       const std::int64_t pushed = o_.pushed_bytes();
       snap_.uploaded_bytes += pushed;
-      snap_.up_rate += PushRate(pushed);
+      snap_.up_rate += push_rate_.Add(now, pushed).value_or(0.0);
     }
     snap_.peers = st.num_peers;
     snap_.seeds = st.num_seeds;
@@ -516,35 +439,11 @@ class Transfer {
     snap_.state = StateName(st);
   }
 
-  // The push channel's rate over the last second or so.
-  double PushRate(std::int64_t pushed) {
-    const auto now = Clock::now();
-    const double dt = std::chrono::duration<double>(now - push_sample_at_).count();
-    if (dt >= 1.0) {
-      push_rate_ = static_cast<double>(pushed - push_sample_bytes_) / dt;
-      push_sample_at_ = now;
-      push_sample_bytes_ = pushed;
-    }
-    return push_rate_;
-  }
-
-  // Download rate from the progress of the last ~3 s: libtorrent's own
-  // rate lags by seconds at the start, which made the first ETAs absurd.
-  double WindowRate(std::int64_t done, double fallback) {
-    const auto now = Clock::now();
-    window_.emplace_back(now, done);
-    while (window_.size() > 2 && now - window_.front().first > std::chrono::seconds(3)) {
-      window_.pop_front();
-    }
-    const double dt = std::chrono::duration<double>(now - window_.front().first).count();
-    if (dt < 0.9) return fallback;
-    return std::max(0.0, static_cast<double>(done - window_.front().second) / dt);
-  }
-
   std::string StateName(const lt::torrent_status& st) const {
-    if (moved_) return linger_deadline_ && !stopping_ ? "lingering" : "complete";
-    if (stopping_) return "stopping";
-    if (moving_) return "moving into place";
+    if (phase_ == Phase::kInPlace)
+      return linger_deadline_ && !stopping() ? "lingering" : "complete";
+    if (stopping()) return "stopping";
+    if (phase_ == Phase::kMoving) return "moving into place";
     switch (st.state) {
       case lt::torrent_status::checking_files:
       case lt::torrent_status::checking_resume_data:
@@ -575,14 +474,15 @@ class Transfer {
     if (o_.status == nullptr) return;
     if (snap_.role.empty()) Record(h_.status());
     next_status_ = Clock::now() + kStatusEvery;
-    o_.status->Update(
-        SnapshotJson(snap_, (moved_ || !IsGet() ? final_path_ : save_path_ / report_.name).string(),
-                     o_.status_extra ? o_.status_extra() : nlohmann::json()));
+    o_.status->Update(SnapshotJson(
+        snap_,
+        (phase_ == Phase::kInPlace || !IsGet() ? final_path_ : staging_->content_path()).string(),
+        o_.status_extra ? o_.status_extra() : nlohmann::json()));
   }
 
   void OnTick() {
     const auto now = Clock::now();
-    if (stopping_) {
+    if (stopping()) {
       if (now >= stop_deadline_) ioc_.stop();
       return;
     }
@@ -596,8 +496,8 @@ class Transfer {
     ShowProgress(false);
     if (now >= next_status_) WriteStatus();
     if (IsGet()) {
-      if (checked_ && !moving_ && !moved_ && st.is_seeding) OnDownloadVerified();
-      if (st.total_wanted_done != last_done_ || moving_ || moved_ || !checked_) {
+      if (phase_ == Phase::kDownloading && st.is_seeding) OnDownloadVerified();
+      if (st.total_wanted_done != last_done_ || phase_ != Phase::kDownloading) {
         last_done_ = st.total_wanted_done;
         last_progress_ = now;
       } else if (o_.stall_timeout.count() > 0 && now - last_progress_ >= o_.stall_timeout) {
@@ -608,7 +508,7 @@ class Transfer {
                                       "same command again to resume"});
         return;
       }
-      if (moved_ && linger_deadline_) {
+      if (phase_ == Phase::kInPlace && linger_deadline_) {
         if (now >= *linger_deadline_) {
           Finish(TransferEnd::kLingerTimeout);
         } else if (o_.swarm_complete && now >= next_poll_) {
@@ -631,29 +531,26 @@ class Transfer {
   std::unique_ptr<lt::session> ses_;
   lt::torrent_handle h_;
   std::shared_ptr<const lt::torrent_info> ti_;
-  fs::path save_path_, resume_path_, final_path_;
+  fs::path save_path_, final_path_;
+  std::unique_ptr<StagingArea> staging_;  // get only
+  std::optional<ResumeSaver> resume_;     // get only, once the torrent is added
+  Phase phase_ = Phase::kChecking;
   Clock::time_point start_ = Clock::now();
   Clock::time_point next_line_{}, next_status_{}, next_poll_{}, stop_deadline_{};
   std::optional<Clock::time_point> linger_deadline_;
-  bool resumed_ = false, checked_ = false, moving_ = false, moved_ = false;
+  bool resumed_ = false;                        // resume data gave verified pieces (see Salvage)
   std::vector<std::string> deferred_trackers_;  // see StartWire
   bool wire_started_ = false;
   std::optional<Clock::time_point> wire_hold_until_;  // see WireHeld
-  Clock::time_point push_sample_at_ = Clock::now();   // see PushRate
-  std::int64_t push_sample_bytes_ = 0;
-  double push_rate_ = 0;
+  RateMeter down_rate_, push_rate_;
   std::vector<lt::tcp::endpoint> peers_;  // --connect
-  bool resume_in_flight_ = false, resume_dirty_ = false, final_saved_ = false;
-  bool stopping_ = false;
   int tracker_errors_ = 0;
   std::int64_t last_done_ = -1;
   Clock::time_point last_progress_ = Clock::now();
-  int lock_fd_ = -1;  // flock held on DIR/.swarmcast/<hash>.lock while we run
   std::optional<TransferEnd> end_;
   std::optional<TransferError> error_;
   TransferReport report_;
   ProgressSnapshot snap_;
-  std::deque<std::pair<Clock::time_point, std::int64_t>> window_;  // (when, done bytes)
 };
 
 }  // namespace

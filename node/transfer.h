@@ -8,11 +8,11 @@
 // control thread. Signals (SIGINT, SIGTERM) and a stop request from
 // another thread (RunTransfer's stop_token) arrive through the io_context.
 //
-// Downloads go to DIR/.swarmcast/<info-hash>/ and are moved into DIR only
-// after every piece has passed its hash check. Resume data is written to
-// DIR/.swarmcast/<info-hash>.resume whenever pieces finish (one save in
-// flight at a time), so a process killed with SIGKILL restarts from the
-// pieces it had verified.
+// Downloads go to the staging area (node/staging_area.h) and are moved
+// into DIR only after every piece has passed its hash check. Resume data
+// (node/resume_data.h) is saved whenever pieces finish, so a process killed
+// with SIGKILL restarts from the pieces it had verified; of it only the
+// list of verified pieces is trusted.
 //
 // Hook for the push channel (issue 5): TransferHooks. Pieces that arrive
 // by push go to libtorrent through PieceFeed::add_piece
@@ -90,7 +90,11 @@ struct TransferOptions {
   // Get: the output directory.
   std::filesystem::path dir;
   bool data_verified = false;  // seed: the content was just hashed
-  std::string announce_url;    // replaces the metainfo's trackers if set
+  std::string announce_url;    // the swarm's tracker
+  // Also use the trackers and web seeds the metainfo lists. Off: only
+  // announce_url, so a published torrent cannot point every node's
+  // requests elsewhere (--allow-torrent-urls).
+  bool torrent_urls = false;
   NetworkOptions net;
   std::vector<proto::Endpoint> peers;  // IP literals to connect to directly
 

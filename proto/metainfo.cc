@@ -2,6 +2,8 @@
 
 #include <openssl/sha.h>
 
+#include <cctype>
+
 #include "proto/bencode.h"
 #include "proto/hex.h"
 
@@ -57,6 +59,15 @@ std::string CheckFileTree(const BencodeValue& node, std::size_t depth, const Met
 
 }  // namespace
 
+bool IsReservedName(std::string_view name) {
+  constexpr std::string_view kStaging = ".swarmcast";
+  if (name.size() != kStaging.size()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(name[i])) != kStaging[i]) return false;
+  }
+  return true;
+}
+
 bool IsSafePathElement(std::string_view element, std::size_t max_len) {
   if (element.empty() || element.size() > max_len) return false;
   if (element == "." || element == "..") return false;
@@ -86,6 +97,9 @@ Check CheckMetainfo(std::string_view bytes, const MetainfoLimits& limits) {
   if (name == nullptr) return Fail("info has no name");
   if (!IsSafePathElement(*name, limits.max_path_element)) {
     return Fail("unsafe name '" + *name + "'");
+  }
+  if (IsReservedName(*name)) {
+    return Fail("the name '" + *name + "' is reserved (a node's staging area)");
   }
   out.name = *name;
 

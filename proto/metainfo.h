@@ -9,7 +9,8 @@
 // is exactly what the publisher described, or nothing.
 //
 // Refused: more bytes, files, total size or nesting than MetainfoLimits
-// allows; a name or path element that is empty, "." or "..", holds '/',
+// allows; the reserved name ".swarmcast" (IsReservedName); a name or path element that is empty,
+// "." or "..", holds '/',
 // '\\' or NUL, or is over 255 bytes; symlinks and other special files
 // (attr 'l', "symlink path"); a piece length that is not a power of two in
 // [16 KiB, 64 MiB]; a piece count that does not match the total size;
@@ -60,6 +61,10 @@ Result<MetainfoSummary, std::string> CheckMetainfo(std::string_view bytes,
 // One path element as it may appear in a metainfo: non-empty, not "." or
 // "..", no '/', '\\' or NUL, at most `max_len` bytes.
 bool IsSafePathElement(std::string_view element, std::size_t max_len = 255);
+
+// ".swarmcast" in any case: where a node stages downloads in its output
+// directory, so no torrent may be named so.
+bool IsReservedName(std::string_view name);
 
 // A registry name: [A-Za-z0-9][A-Za-z0-9._-]{0,127}, and never 40 or 64 hex
 // digits (those spell info-hashes, and the registry looks them up as such).

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cassert>
+#include <string>
 #include <utility>
 #include <variant>
 
@@ -16,6 +17,8 @@ struct Unexpected {
 };
 template <class E>
 Unexpected(E) -> Unexpected<E>;
+// A message written as a literal is a std::string error.
+Unexpected(const char*)->Unexpected<std::string>;
 
 template <class T, class E>
 class [[nodiscard]] Result {

@@ -14,7 +14,7 @@ int RunGet(int argc, char** argv) {
   NetworkFlags net;
   TrackerFlags trk;
   std::string key, out, linger = "5m", stall = "10m";
-  bool no_linger = false;
+  bool no_linger = false, torrent_urls = false;
   PushGetFlags push_flags;
   po::options_description d("Options");
   d.add_options()("swarm", po::value(&key)->required(), "registry name or 40-hex info-hash")(
@@ -23,6 +23,8 @@ int RunGet(int argc, char** argv) {
       "after completing, keep serving others for at most this long (e.g. 90s, 5m); "
       "stops earlier once the tracker reports every peer done")(
       "no-linger", po::bool_switch(&no_linger), "exit as soon as the download is complete")(
+      "allow-torrent-urls", po::bool_switch(&torrent_urls),
+      "also use the trackers and web seeds the metainfo lists (default: only --tracker)")(
       "stall-timeout", po::value(&stall)->default_value(stall),
       "give up (exit 8) when no data arrived for this long; 0: wait forever");
   AddPushGetOptions(d, push_flags);
@@ -115,6 +117,7 @@ int RunGet(int argc, char** argv) {
   t.expected_info_hash = info_hash;
   t.dir = std::filesystem::absolute(out).lexically_normal();
   t.announce_url = client->url().AnnounceUrl();
+  t.torrent_urls = torrent_urls;
   t.net = *netopts;
   t.peers = std::move(*peers);
   t.linger = linger_for;
