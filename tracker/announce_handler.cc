@@ -1,32 +1,18 @@
 #include "tracker/announce_handler.h"
 
 #include <algorithm>
+#include <cassert>
 #include <chrono>
 
+#include "proto/bencode_writer.h"
+
 namespace swarmcast::tracker {
-namespace {
-
-void AppendInt(std::string& out, std::string_view key, std::int64_t v) {
-  out += std::to_string(key.size());
-  out += ':';
-  out += key;
-  out += 'i';
-  out += std::to_string(v);
-  out += 'e';
-}
-
-void AppendString(std::string& out, std::string_view s) {
-  out += std::to_string(s.size());
-  out += ':';
-  out += s;
-}
-
-}  // namespace
 
 std::string BencodeFailure(std::string_view reason) {
-  std::string out = "d14:failure reason";
-  AppendString(out, reason);
-  out += 'e';
+  std::string out;
+  proto::BencodeWriter w(out);
+  w.BeginDict().Key("failure reason").String(reason).End();
+  assert(w.ok());
   return out;
 }
 
@@ -76,14 +62,17 @@ std::string AnnounceHandler::Announce(std::string_view query, std::string_view p
   auto outcome = table_.Announce(*req, from, clock_.Now());
   if (!outcome) return fail(outcome.error());
 
+  // Written straight into the reply (no BencodeValue tree: that costs
+  // an allocation per key on the busiest path); keys in byte order.
   std::string out;
   out.reserve(160 + outcome->peers.size() * (req->compact ? 6 : 64));
-  out += 'd';
-  AppendInt(out, "complete", outcome->complete);
-  AppendInt(out, "downloaded", outcome->downloaded);
-  AppendInt(out, "incomplete", outcome->incomplete);
-  AppendInt(out, "interval", table_.options().interval);
-  AppendInt(out, "min interval", config_.min_interval);
+  proto::BencodeWriter w(out);
+  w.BeginDict();
+  w.Key("complete").Int(outcome->complete);
+  w.Key("downloaded").Int(outcome->downloaded);
+  w.Key("incomplete").Int(outcome->incomplete);
+  w.Key("interval").Int(table_.options().interval);
+  w.Key("min interval").Int(config_.min_interval);
   if (req->compact) {
     std::string v4, v6;
     for (const AnnouncedPeer& p : outcome->peers) {
@@ -92,27 +81,22 @@ std::string AnnounceHandler::Announce(std::string_view query, std::string_view p
       dst += static_cast<char>(p.addr.port >> 8);
       dst += static_cast<char>(p.addr.port & 0xff);
     }
-    out += "5:peers";
-    AppendString(out, v4);
-    if (!v6.empty()) {
-      out += "6:peers6";
-      AppendString(out, v6);
-    }
+    w.Key("peers").String(v4);
+    if (!v6.empty()) w.Key("peers6").String(v6);
   } else {
-    out += "5:peersl";
+    w.Key("peers").BeginList();
     for (const AnnouncedPeer& p : outcome->peers) {
-      out += "d2:ip";
-      AppendString(out, p.addr.IpString());
+      w.BeginDict().Key("ip").String(p.addr.IpString());
       if (!req->no_peer_id) {
-        out += "7:peer id20:";
-        out.append(reinterpret_cast<const char*>(p.id.data()), p.id.size());
+        w.Key("peer id").String(
+            std::string_view(reinterpret_cast<const char*>(p.id.data()), p.id.size()));
       }
-      AppendInt(out, "port", p.addr.port);
-      out += 'e';
+      w.Key("port").Int(p.addr.port).End();
     }
-    out += 'e';
+    w.End();
   }
-  out += 'e';
+  w.End();
+  assert(w.ok());
   metrics_.Count(RequestKind::kHttpAnnounce, true);
   metrics_.announce_latency().Observe(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
@@ -133,18 +117,20 @@ std::string AnnounceHandler::Scrape(std::string_view query, std::string_view pat
   req->info_hashes.erase(std::unique(req->info_hashes.begin(), req->info_hashes.end()),
                          req->info_hashes.end());
   auto counts = table_.Scrape(req->info_hashes);
-  std::string out = "d5:filesd";
+  std::string out;
+  proto::BencodeWriter w(out);
+  w.BeginDict().Key("files").BeginDict();
   for (std::size_t i = 0; i < counts.size(); ++i) {
     if (!counts[i]) continue;  // BEP 48: unknown info-hashes are left out
-    out += "20:";
-    out.append(reinterpret_cast<const char*>(req->info_hashes[i].data()), 20);
-    out += 'd';
-    AppendInt(out, "complete", counts[i]->complete);
-    AppendInt(out, "downloaded", counts[i]->downloaded);
-    AppendInt(out, "incomplete", counts[i]->incomplete);
-    out += 'e';
+    w.Key(std::string_view(reinterpret_cast<const char*>(req->info_hashes[i].data()), 20));
+    w.BeginDict();
+    w.Key("complete").Int(counts[i]->complete);
+    w.Key("downloaded").Int(counts[i]->downloaded);
+    w.Key("incomplete").Int(counts[i]->incomplete);
+    w.End();
   }
-  out += "ee";
+  w.End().End();
+  assert(w.ok());
   metrics_.Count(RequestKind::kHttpScrape, true);
   return out;
 }

@@ -1,38 +1,28 @@
 #include "tracker/registry_handler.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "proto/endpoint.h"
-#include "tracker/json_writer.h"
 #include "tracker/query_parse.h"
 
 namespace swarmcast::tracker {
-
-HttpReply JsonError(unsigned status, std::string_view reason) {
-  JsonWriter w;
-  w.BeginObject().Key("error").String(reason).EndObject();
-  return {status, "application/json", w.Take()};
-}
-
 namespace {
 
-HttpReply JsonReply(unsigned status, JsonWriter& w) {
-  return {status, "application/json", w.Take()};
-}
+// The string, or null when it is empty.
+Json StringOrNull(std::string_view s) { return s.empty() ? Json() : Json(s); }
 
-void SummaryJson(JsonWriter& w, const SwarmSummary& s) {
-  w.BeginObject();
-  w.Key("name");
-  s.entry ? w.String(s.entry->name) : w.Null();
-  w.Key("info_hash").String(ToHex(s.info_hash));
-  w.Key("size");
-  s.entry ? w.Int(s.entry->size) : w.Null();
-  w.Key("seeders").Int(s.seeders);
-  w.Key("leechers").Int(s.leechers);
-  w.Key("completed").Int(s.completed);
-  w.Key("push").StringOrNull(s.entry ? std::string_view(s.entry->push) : std::string_view());
-  w.Key("created").Int(s.created);
-  w.EndObject();
+Json SummaryJson(const SwarmSummary& s) {
+  Json j;
+  j["name"] = s.entry ? Json(s.entry->name) : Json();
+  j["info_hash"] = ToHex(s.info_hash);
+  j["size"] = s.entry ? Json(s.entry->size) : Json();
+  j["seeders"] = s.seeders;
+  j["leechers"] = s.leechers;
+  j["completed"] = s.completed;
+  j["push"] = StringOrNull(s.entry ? std::string_view(s.entry->push) : std::string_view());
+  j["created"] = s.created;
+  return j;
 }
 
 // "IP:PORT" or "[IPv6]:PORT" with a port in 1..65535; returns the
@@ -55,11 +45,11 @@ void RegistryHandler::Handle(std::string_view method, std::string_view path, std
   std::string_view rest = path.substr(kPrefix.size());
   if (rest.empty() || rest == "/") {
     if (method != "GET") return respond(JsonError(405, "method not allowed"));
-    JsonWriter w;
-    w.BeginObject().Key("swarms").BeginArray();
-    for (const SwarmSummary& s : table_.List()) SummaryJson(w, s);
-    w.EndArray().EndObject();
-    return respond(JsonReply(200, w));
+    Json swarms = Json::array();
+    for (const SwarmSummary& s : table_.List()) swarms.push_back(SummaryJson(s));
+    Json j;
+    j["swarms"] = std::move(swarms);
+    return respond(JsonReply(200, j));
   }
   if (rest[0] != '/') return respond(JsonError(404, "not found"));
   rest.remove_prefix(1);
@@ -126,17 +116,15 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   // The stored entry keeps its first `created` and torrent; re-read it so the
   // database row matches memory exactly.
   auto stored = table_.Entry(meta->info_hash);
-  JsonWriter w;
-  w.BeginObject();
-  w.Key("name").String(stored ? stored->name : std::string_view(name));
-  w.Key("info_hash").String(ToHex(meta->info_hash));
-  w.Key("size").Int(meta->total_size);
-  w.Key("piece_length").Int(meta->piece_length);
-  w.Key("pieces").Int(meta->num_pieces);
-  w.Key("files").Int(meta->file_count);
-  w.Key("push").StringOrNull(push);
-  w.EndObject();
-  HttpReply reply = JsonReply(r.kind == PublishOutcome::kCreated ? 201 : 200, w);
+  Json j;
+  j["name"] = stored ? std::string_view(stored->name) : name;
+  j["info_hash"] = ToHex(meta->info_hash);
+  j["size"] = meta->total_size;
+  j["piece_length"] = meta->piece_length;
+  j["pieces"] = meta->num_pieces;
+  j["files"] = meta->file_count;
+  j["push"] = StringOrNull(push);
+  HttpReply reply = JsonReply(r.kind == PublishOutcome::kCreated ? 201 : 200, j);
   if (!store_ || !stored) return respond(std::move(reply));
   store_->PersistPublish(meta->info_hash, *stored,
                          [reply = std::move(reply), respond = std::move(respond)](bool ok) mutable {
@@ -154,9 +142,7 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
   if (sub.empty()) {
     auto s = table_.Summary(*ih);
     if (!s) return JsonError(404, "unknown swarm");
-    JsonWriter w;
-    SummaryJson(w, *s);
-    return JsonReply(200, w);
+    return JsonReply(200, SummaryJson(*s));
   }
   if (sub == "torrent") {
     auto e = table_.Entry(*ih);
@@ -166,24 +152,24 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
   auto peers = table_.Peers(*ih, now);
   if (!peers) return JsonError(404, "unknown swarm");
   if (sub == "peers") {
-    JsonWriter w;
-    w.BeginObject().Key("peers").BeginArray();
+    Json list = Json::array();
     for (const PeerView& v : *peers) {
-      w.BeginObject();
-      w.Key("peer_id").String(ToHex(v.peer.id));
-      w.Key("ip").String(v.peer.addr.IpString());
-      w.Key("port").Int(v.peer.addr.port);
-      w.Key("uploaded").Int(v.peer.uploaded);
-      w.Key("downloaded").Int(v.peer.downloaded);
-      w.Key("left").Int(v.peer.left);
-      w.Key("event").String(v.peer.stopped ? "stopped" : EventName(v.peer.last_event));
-      w.Key("state").String(PeerStateName(v.state));
-      w.Key("first_seen").Int(v.peer.first_seen);
-      w.Key("last_announce").Int(v.peer.last_announce);
-      w.EndObject();
+      Json p;
+      p["peer_id"] = ToHex(v.peer.id);
+      p["ip"] = v.peer.addr.IpString();
+      p["port"] = v.peer.addr.port;
+      p["uploaded"] = v.peer.uploaded;
+      p["downloaded"] = v.peer.downloaded;
+      p["left"] = v.peer.left;
+      p["event"] = v.peer.stopped ? "stopped" : EventName(v.peer.last_event);
+      p["state"] = PeerStateName(v.state);
+      p["first_seen"] = v.peer.first_seen;
+      p["last_announce"] = v.peer.last_announce;
+      list.push_back(std::move(p));
     }
-    w.EndArray().EndObject();
-    return JsonReply(200, w);
+    Json j;
+    j["peers"] = std::move(list);
+    return JsonReply(200, j);
   }
   if (sub == "completion") {
     std::int64_t done = 0, running = 0, stale = 0;
@@ -201,25 +187,24 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
       if (a->peer.left != b->peer.left) return a->peer.left > b->peer.left;
       return a->peer.first_seen < b->peer.first_seen;
     });
-    JsonWriter w;
-    w.BeginObject();
-    w.Key("total").Int(static_cast<std::int64_t>(peers->size()));
-    w.Key("done").Int(done);
-    w.Key("running").Int(running);
-    w.Key("stale").Int(stale);
-    w.Key("stragglers").BeginArray();
+    Json stragglers = Json::array();
     for (const PeerView* v : unfinished) {
-      w.BeginObject();
-      w.Key("peer_id").String(ToHex(v->peer.id));
-      w.Key("ip").String(v->peer.addr.IpString());
-      w.Key("port").Int(v->peer.addr.port);
-      w.Key("left").Int(v->peer.left);
-      w.Key("since").Int(v->peer.first_seen);
-      w.Key("last_announce").Int(v->peer.last_announce);
-      w.EndObject();
+      Json p;
+      p["peer_id"] = ToHex(v->peer.id);
+      p["ip"] = v->peer.addr.IpString();
+      p["port"] = v->peer.addr.port;
+      p["left"] = v->peer.left;
+      p["since"] = v->peer.first_seen;
+      p["last_announce"] = v->peer.last_announce;
+      stragglers.push_back(std::move(p));
     }
-    w.EndArray().EndObject();
-    return JsonReply(200, w);
+    Json j;
+    j["total"] = static_cast<std::int64_t>(peers->size());
+    j["done"] = done;
+    j["running"] = running;
+    j["stale"] = stale;
+    j["stragglers"] = std::move(stragglers);
+    return JsonReply(200, j);
   }
   return JsonError(404, "not found");
 }

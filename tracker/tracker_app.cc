@@ -6,13 +6,14 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "proto/endpoint.h"
 #include "tracker/announce_handler.h"
 #include "tracker/clock.h"
 #include "tracker/http_server.h"
-#include "tracker/json_writer.h"
+#include "tracker/json.h"
 #include "tracker/metrics.h"
 #include "tracker/registry_handler.h"
 #include "tracker/router.h"
@@ -45,9 +46,10 @@ std::string Endpoint(const net::ip::address& ip, std::uint16_t port) {
 
 void Fail(const TrackerConfig& c, const std::string& msg) {
   if (c.json) {
-    JsonWriter w;
-    w.BeginObject().Key("event").String("error").Key("error").String(msg).EndObject();
-    std::cout << w.str() << std::endl;
+    Json j;
+    j["event"] = "error";
+    j["error"] = msg;
+    std::cout << JsonText(j) << std::endl;
   }
   std::cerr << "swarmcast-tracker: " << msg << "\n";
 }
@@ -159,15 +161,14 @@ int RunTracker(const TrackerConfig& config) {
   });
 
   if (config.json) {
-    JsonWriter w;
-    w.BeginObject().Key("event").String("listening").Key("addresses").BeginArray();
-    for (const std::string& b : bound) w.String(b);
-    w.EndArray();
-    w.Key("udp").Bool(config.udp).Key("db").String(config.db);
-    w.Key("swarms").Int(static_cast<std::int64_t>(loaded->swarms));
-    w.Key("peers").Int(static_cast<std::int64_t>(loaded->peers));
-    w.EndObject();
-    std::cout << w.str() << std::endl;
+    Json j;
+    j["event"] = "listening";
+    j["addresses"] = bound;
+    j["udp"] = config.udp;
+    j["db"] = config.db;
+    j["swarms"] = loaded->swarms;
+    j["peers"] = loaded->peers;
+    std::cout << JsonText(j) << std::endl;
   } else {
     std::cout << "swarmcast-tracker: listening on";
     for (const auto& b : bound) std::cout << " " << b;
@@ -181,7 +182,7 @@ int RunTracker(const TrackerConfig& config) {
   for (auto& t : threads) t.join();
   (*store)->Stop();  // final batch: a clean stop loses nothing
   if (config.json) {
-    std::cout << R"({"event":"stopped"})" << std::endl;
+    std::cout << JsonText(Json{{"event", "stopped"}}) << std::endl;
   } else {
     std::cout << "swarmcast-tracker: stopped" << std::endl;
   }

@@ -1,0 +1,147 @@
+// The exact JSON of the registry API: the node's registry client and the
+// scripts under tools/ read these fields (see tracker/README.md).
+#include "tracker/registry_handler.h"
+
+#include <gtest/gtest.h>
+
+#include "proto/bencode.h"
+#include "tracker/announce_handler.h"
+
+namespace swarmcast::tracker {
+namespace {
+
+class FixedClock : public Clock {
+ public:
+  std::int64_t Now() const override { return 1000; }
+};
+
+std::string Torrent(const std::string& name, std::int64_t length) {
+  proto::BencodeDict info;
+  info["name"] = name;
+  info["piece length"] = 16384;
+  info["length"] = length;
+  info["pieces"] = std::string(static_cast<std::size_t>((length + 16383) / 16384) * 20, 'p');
+  proto::BencodeDict t;
+  t["info"] = info;
+  return proto::EncodeBencode(proto::BencodeValue(t));
+}
+
+class RegistryHandlerTest : public ::testing::Test {
+ protected:
+  // Every reply here is synchronous: there is no store to wait for.
+  HttpReply Call(std::string_view method, std::string_view path, std::string_view query = "",
+                 std::string body = "") {
+    HttpReply out{0, "", ""};
+    registry_.Handle(method, path, query, std::move(body), "", [&](HttpReply r) { out = r; });
+    EXPECT_NE(out.status, 0u) << method << " " << path;
+    return out;
+  }
+  std::string Hex() {
+    auto m = proto::CheckMetainfo(torrent_, {});
+    return m ? ToHex(m->info_hash) : "";
+  }
+
+  SwarmTable table_{StateOptions{}, nullptr, 1};
+  FixedClock clock_;
+  Metrics metrics_;
+  RegistryHandler registry_{table_, nullptr, clock_, RegistryConfig{}};
+  AnnounceHandler announce_{table_, metrics_, clock_, AnnounceConfig{}};
+  const std::string torrent_ = Torrent("image.img", 100000);
+};
+
+TEST_F(RegistryHandlerTest, PublishAndSummary) {
+  HttpReply put = Call("PUT", "/v1/swarms/image-1", "push=127.0.0.1:7070", torrent_);
+  EXPECT_EQ(put.status, 201u);
+  EXPECT_EQ(put.content_type, "application/json");
+  EXPECT_EQ(put.body, R"({"name":"image-1","info_hash":")" + Hex() +
+                          R"(","size":100000,"piece_length":16384,"pieces":7,"files":1,)"
+                          R"("push":"127.0.0.1:7070"})");
+  HttpReply again = Call("PUT", "/v1/swarms/image-1", "", torrent_);
+  EXPECT_EQ(again.status, 200u);
+  EXPECT_EQ(again.body, R"({"name":"image-1","info_hash":")" + Hex() +
+                            R"(","size":100000,"piece_length":16384,"pieces":7,"files":1,)"
+                            R"("push":null})");
+  const std::string summary = R"({"name":"image-1","info_hash":")" + Hex() +
+                              R"(","size":100000,"seeders":0,"leechers":0,"completed":0,)"
+                              R"("push":null,"created":1000})";
+  EXPECT_EQ(Call("GET", "/v1/swarms/image-1").body, summary);
+  EXPECT_EQ(Call("GET", "/v1/swarms/" + Hex()).body, summary);
+  EXPECT_EQ(Call("GET", "/v1/swarms").body, R"({"swarms":[)" + summary + "]}");
+}
+
+TEST_F(RegistryHandlerTest, UnpublishedSwarmHasNulls) {
+  announce_.Announce("info_hash=" + std::string(20, 'u') + "&peer_id=" + std::string(20, 'a') +
+                         "&port=6001&left=5",
+                     "", boost::asio::ip::make_address("127.0.0.1"));
+  EXPECT_EQ(Call("GET", "/v1/swarms/7575757575757575757575757575757575757575").body,
+            R"({"name":null,"info_hash":"7575757575757575757575757575757575757575","size":null,)"
+            R"("seeders":0,"leechers":1,"completed":0,"push":null,"created":1000})");
+  // The list holds published swarms only.
+  EXPECT_EQ(Call("GET", "/v1/swarms").body, R"({"swarms":[]})");
+}
+
+TEST_F(RegistryHandlerTest, PeersAndCompletion) {
+  ASSERT_EQ(Call("PUT", "/v1/swarms/image-1", "", torrent_).status, 201u);
+  auto m = proto::CheckMetainfo(torrent_, {});
+  ASSERT_TRUE(m.ok());
+  const std::string ih(reinterpret_cast<const char*>(m->info_hash.data()), 20);
+  auto announce = [&](char peer, int port, std::int64_t left, const char* event) {
+    std::string hash;
+    for (unsigned char c : ih) {
+      static const char kHex[] = "0123456789ABCDEF";
+      hash += '%';
+      hash += kHex[c >> 4];
+      hash += kHex[c & 15];
+    }
+    announce_.Announce("info_hash=" + hash + "&peer_id=" + std::string(20, peer) +
+                           "&port=" + std::to_string(port) + "&uploaded=1&downloaded=2&left=" +
+                           std::to_string(left) + "&event=" + event,
+                       "", boost::asio::ip::make_address("127.0.0.1"));
+  };
+  announce('n', 6001, 500, "started");
+  announce('m', 6002, 0, "completed");
+  EXPECT_EQ(Call("GET", "/v1/swarms/image-1/peers").body,
+            R"({"peers":[{"peer_id":"6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e","ip":"127.0.0.1",)"
+            R"("port":6001,"uploaded":1,"downloaded":2,"left":500,"event":"started",)"
+            R"("state":"running","first_seen":1000,"last_announce":1000},)"
+            R"({"peer_id":"6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d","ip":"127.0.0.1",)"
+            R"("port":6002,"uploaded":1,"downloaded":2,"left":0,"event":"completed",)"
+            R"("state":"done","first_seen":1000,"last_announce":1000}]})");
+  EXPECT_EQ(Call("GET", "/v1/swarms/image-1/completion").body,
+            R"({"total":2,"done":1,"running":1,"stale":0,"stragglers":[)"
+            R"({"peer_id":"6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e","ip":"127.0.0.1",)"
+            R"("port":6001,"left":500,"since":1000,"last_announce":1000}]})");
+  HttpReply torrent = Call("GET", "/v1/swarms/image-1/torrent");
+  EXPECT_EQ(torrent.content_type, "application/x-bittorrent");
+  EXPECT_EQ(torrent.body, torrent_);
+}
+
+TEST_F(RegistryHandlerTest, Errors) {
+  struct Case {
+    const char* method;
+    std::string path, query, body;
+    unsigned status;
+    std::string json;
+  } cases[] = {
+      {"GET", "/v1/swarms/nope", "", "", 404, R"({"error":"unknown swarm"})"},
+      {"GET", "/v1/swarms/x/y/z", "", "", 404, R"({"error":"unknown swarm"})"},
+      {"DELETE", "/v1/swarms/x", "", "", 405, R"({"error":"method not allowed"})"},
+      {"POST", "/v1/swarms", "", "", 405, R"({"error":"method not allowed"})"},
+      {"PUT", "/v1/swarms/x", "", "not bencode", 400,
+       R"j({"error":"invalid torrent: not bencode (bencode: unexpected character at byte 0)"})j"},
+      {"PUT", "/v1/swarms/y", "push=nonsense", Torrent("y", 5), 400,
+       R"({"error":"invalid push endpoint: want IP:PORT"})"},
+  };
+  for (const Case& c : cases) {
+    HttpReply r = Call(c.method, c.path, c.query, c.body);
+    EXPECT_EQ(r.status, c.status) << c.method << " " << c.path;
+    EXPECT_EQ(r.body, c.json) << c.method << " " << c.path;
+  }
+  ASSERT_EQ(Call("PUT", "/v1/swarms/image-1", "", torrent_).status, 201u);
+  EXPECT_EQ(Call("PUT", "/v1/swarms/other", "", torrent_).body,
+            R"({"error":"info_hash already published as 'image-1'"})");
+  EXPECT_EQ(Call("GET", "/v1/swarms/image-1/nope").body, R"({"error":"not found"})");
+}
+
+}  // namespace
+}  // namespace swarmcast::tracker
