@@ -29,6 +29,7 @@
 #include "node/status_file.h"
 #include "node/units.h"
 #include "node/wire_gate.h"
+#include "proto/metainfo.h"
 
 namespace swarmcast::node {
 namespace {
@@ -103,6 +104,11 @@ class Transfer {
   double Seconds() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
   std::optional<TransferError> Prepare() {
+    // The caller checked it too (for its summary); the engine does not
+    // depend on that: no unchecked metainfo reaches libtorrent.
+    if (auto checked = proto::CheckMetainfo(o_.torrent_bytes); !checked) {
+      return TransferError{Kind::kMetainfo, "metainfo refused: " + checked.error()};
+    }
     lt::load_torrent_limits limits;
     limits.max_buffer_size = 32 << 20;
     limits.max_pieces = 0x200000;

@@ -84,7 +84,7 @@ struct TransferHooks {
 struct TransferOptions {
   enum class Role { kSeed, kGet };
   Role role = Role::kGet;
-  std::string torrent_bytes;       // metainfo, already passed CheckMetainfo
+  std::string torrent_bytes;       // metainfo; refused unless proto::CheckMetainfo passes
   std::string expected_info_hash;  // 40 hex, or empty
   // Seed: the directory that holds the content (its parent directory).
   // Get: the output directory.

@@ -134,6 +134,17 @@ TEST(CheckMetainfo, ChecksTheV2FileTreeOfAHybrid) {
   EXPECT_FALSE(CheckMetainfo(Torrent(info)));
 }
 
+TEST(CheckMetainfo, RefusesTheStagingAreasName) {
+  for (const char* name : {".swarmcast", ".SwarmCast"}) {
+    auto r = CheckMetainfo(Torrent(SingleFileInfo(name, 10)));
+    ASSERT_FALSE(r) << name;
+    EXPECT_NE(r.error().find("reserved"), std::string::npos) << r.error();
+  }
+  EXPECT_TRUE(CheckMetainfo(Torrent(SingleFileInfo(".swarmcast2", 10))));
+  EXPECT_TRUE(IsReservedName(".SWARMCAST"));
+  EXPECT_FALSE(IsReservedName("swarmcast"));
+}
+
 TEST(SafePathElement, Rules) {
   EXPECT_TRUE(IsSafePathElement("file.bin"));
   EXPECT_TRUE(IsSafePathElement("..."));
