@@ -6,6 +6,7 @@
 #include "node/cli/push_wiring.h"
 #include "node/file_io.h"
 #include "node/units.h"
+#include "proto/hex.h"
 #include "proto/metainfo.h"
 
 namespace swarmcast::node::cli {
@@ -107,14 +108,10 @@ int RunSeed(int argc, char** argv) {
       return kExitStorage;
     }
   }
-  auto published = client->Publish(name, torrent_bytes, "");
-  if (!published) {
-    log.Error(ToString(published.error()));
-    return ExitFor(published.error());
-  }
-  // The push sender needs the info-hash the registry computed; once it
-  // listens, the same swarm is published again with its endpoint.
-  auto push = StartSeedPush(push_flags, content, *summary, published->info_hash, client->url(),
+  // The check computed the info-hash the registry will key the swarm by:
+  // the push sender starts first, so one publish carries its endpoint.
+  const std::string info_hash = proto::ToHex(summary->info_hash);
+  auto push = StartSeedPush(push_flags, content, *summary, info_hash, client->url(),
                             netopts->max_upload_rate, log);
   if (!push) {
     log.Error(push.error());
@@ -123,16 +120,19 @@ int RunSeed(int argc, char** argv) {
   status.Update([&] {
     nlohmann::json j = status.last();
     j["state"] = "publishing";
-    j["info_hash"] = published->info_hash;
+    j["info_hash"] = info_hash;
     j["push"] = SeedPushJson(*push);
     return j;
   }());
-  if (!push->endpoint.empty()) {
-    auto again = client->Publish(name, torrent_bytes, push->endpoint);
-    if (!again) {
-      log.Error(ToString(again.error()));
-      return ExitFor(again.error());
-    }
+  auto published = client->Publish(name, torrent_bytes, push->endpoint);
+  if (!published) {
+    log.Error(ToString(published.error()));
+    return ExitFor(published.error());
+  }
+  if (published->info_hash != info_hash) {
+    log.Error("tracker: the registry keyed the swarm as " + published->info_hash +
+              ", not its info-hash " + info_hash);
+    return kExitTracker;
   }
   if (common.json) {
     // A first line as soon as the swarm is joinable; the report follows at exit.

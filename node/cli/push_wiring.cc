@@ -54,8 +54,8 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
                                             const std::string& info_hash_hex,
                                             const TrackerUrl& tracker, std::int64_t max_rate,
                                             const proto::Logger& log) {
-  push::FanoutKind kind;
-  if (!push::ParseFanoutKind(f.fanout, &kind)) {
+  const auto kind = push::ParseFanoutKind(f.fanout);
+  if (!kind) {
     return Unexpected("--fanout: '" + f.fanout + "' is not auto, kmod, splice, sendfile or copy");
   }
   auto bind = proto::ParseEndpoint(f.listen, {.allow_port_zero = true});
@@ -84,7 +84,7 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
   push::PushSenderOptions options;
   options.bind_address = bind_ip;
   options.port = bind->port;
-  options.fanout = kind;
+  options.fanout = *kind;
   options.max_rate = max_rate;
   options.addresses = std::make_shared<push::SubscriberAddresses>();
   auto addresses = options.addresses;

@@ -22,9 +22,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <system_error>
+
+#include "proto/result.h"
 
 namespace swarmcast::push {
 
@@ -55,13 +58,14 @@ class FanoutBackend {
   virtual void Send(const FanoutJob& job, std::span<FanoutTarget> targets) = 0;
 };
 
-// "auto", "kmod", "splice", "sendfile", "copy"; false for anything else.
-bool ParseFanoutKind(std::string_view text, FanoutKind* kind);
+// "auto", "kmod", "splice", "sendfile", "copy"; nullopt for anything else.
+std::optional<FanoutKind> ParseFanoutKind(std::string_view text);
 std::string_view FanoutKindName(FanoutKind kind);
 
 // Creates a backend. kAuto picks kmod when /dev/swarmfan opens, else splice.
 // Fails with the reason when the asked-for backend cannot work here (e.g.
 // kmod without the device).
-std::unique_ptr<FanoutBackend> MakeFanoutBackend(FanoutKind kind, std::error_code& ec);
+using BackendResult = Result<std::unique_ptr<FanoutBackend>, std::error_code>;
+BackendResult MakeFanoutBackend(FanoutKind kind);
 
 }  // namespace swarmcast::push

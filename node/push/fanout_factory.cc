@@ -9,18 +9,15 @@ namespace swarmcast::push {
 
 std::unique_ptr<FanoutBackend> MakeCopyBackend();
 std::unique_ptr<FanoutBackend> MakeSendfileBackend();
-std::unique_ptr<FanoutBackend> MakeSpliceBackend(std::error_code& ec);
-std::unique_ptr<FanoutBackend> MakeKmodBackend(std::error_code& ec);
+BackendResult MakeSpliceBackend();
+BackendResult MakeKmodBackend();
 
-bool ParseFanoutKind(std::string_view text, FanoutKind* kind) {
+std::optional<FanoutKind> ParseFanoutKind(std::string_view text) {
   for (FanoutKind k : {FanoutKind::kAuto, FanoutKind::kKmod, FanoutKind::kSplice,
                        FanoutKind::kSendfile, FanoutKind::kCopy}) {
-    if (text == FanoutKindName(k)) {
-      *kind = k;
-      return true;
-    }
+    if (text == FanoutKindName(k)) return k;
   }
-  return false;
+  return std::nullopt;
 }
 
 std::string_view FanoutKindName(FanoutKind kind) {
@@ -39,26 +36,23 @@ std::string_view FanoutKindName(FanoutKind kind) {
   return "?";
 }
 
-std::unique_ptr<FanoutBackend> MakeFanoutBackend(FanoutKind kind, std::error_code& ec) {
-  ec.clear();
+BackendResult MakeFanoutBackend(FanoutKind kind) {
   switch (kind) {
     case FanoutKind::kCopy:
       return MakeCopyBackend();
     case FanoutKind::kSendfile:
       return MakeSendfileBackend();
     case FanoutKind::kSplice:
-      return MakeSpliceBackend(ec);
+      return MakeSpliceBackend();
     case FanoutKind::kKmod:
-      return MakeKmodBackend(ec);
+      return MakeKmodBackend();
     case FanoutKind::kAuto:
       // The kernel module when it is loaded, else the zero-copy user-space
       // path; the backend's name() tells the caller which it got.
-      if (auto kmod = MakeKmodBackend(ec)) return kmod;
-      ec.clear();
-      return MakeSpliceBackend(ec);
+      if (auto kmod = MakeKmodBackend()) return kmod;
+      return MakeSpliceBackend();
   }
-  ec = std::make_error_code(std::errc::invalid_argument);
-  return nullptr;
+  return Unexpected(std::make_error_code(std::errc::invalid_argument));
 }
 
 }  // namespace swarmcast::push

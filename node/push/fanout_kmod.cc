@@ -75,13 +75,10 @@ class KmodBackend final : public FanoutBackend {
 
 }  // namespace
 
-std::unique_ptr<FanoutBackend> MakeKmodBackend(std::error_code& ec) {
+BackendResult MakeKmodBackend() {
   const int device = ::open(SWARMFAN_DEVICE, O_RDWR | O_CLOEXEC);
-  if (device < 0) {
-    ec = std::error_code(errno, std::generic_category());
-    return nullptr;
-  }
-  return std::make_unique<KmodBackend>(device);
+  if (device < 0) return Unexpected(std::error_code(errno, std::generic_category()));
+  return BackendResult(std::make_unique<KmodBackend>(device));
 }
 
 }  // namespace swarmcast::push

@@ -122,18 +122,12 @@ class SpliceBackend final : public FanoutBackend {
 
 }  // namespace
 
-std::unique_ptr<FanoutBackend> MakeSpliceBackend(std::error_code& ec) {
+BackendResult MakeSpliceBackend() {
   const int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  if (devnull < 0) {
-    ec = std::error_code(errno, std::generic_category());
-    return nullptr;
-  }
+  if (devnull < 0) return Unexpected(std::error_code(errno, std::generic_category()));
   auto backend = std::make_unique<SpliceBackend>(devnull);
-  if (!backend->ok()) {
-    ec = std::make_error_code(std::errc::too_many_files_open);
-    return nullptr;
-  }
-  return backend;
+  if (!backend->ok()) return Unexpected(std::make_error_code(std::errc::too_many_files_open));
+  return BackendResult(std::move(backend));
 }
 
 }  // namespace swarmcast::push

@@ -117,7 +117,10 @@ class PushSender::Loop {
   void CheckStalls();
   bool HasCredit();
   void Bye(SubscriberId id, Subscriber& s, proto::ByeReason reason, std::string text);
-  void Drop(SubscriberId id, const std::string& why);
+  // Why a subscriber leaves: it left on its own, or the seed dropped it
+  // (counted in PushSenderStats::dropped).
+  enum class LeaveKind { kLeft, kDropped };
+  void Drop(SubscriberId id, LeaveKind kind, const std::string& why);
   void UpdateStats(const std::function<void(PushSenderStats&)>& f) {
     std::lock_guard lock(stats_mutex_);
     f(stats_);
@@ -198,12 +201,12 @@ void PushSender::Loop::Read(SubscriberId id, Subscriber& s) {
   while (true) {
     auto region = s.decoder.PrepareWrite(std::max<std::size_t>(s.decoder.bytes_needed(), 4096));
     const ssize_t n = ::recv(s.fd.get(), region.data(), region.size(), 0);
-    if (n == 0) return Drop(id, "closed the connection");
+    if (n == 0) return Drop(id, LeaveKind::kLeft, "closed the connection");
     if (n < 0) {
       s.decoder.Commit(0);
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-      return Drop(id, std::string("read failed: ") + std::strerror(errno));
+      return Drop(id, LeaveKind::kDropped, std::string("read failed: ") + std::strerror(errno));
     }
     s.decoder.Commit(static_cast<std::size_t>(n));
     while (true) {
@@ -257,7 +260,7 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
   if (auto* have = std::get_if<proto::Have>(&m)) {
     scheduler_.OnHave(id, have->piece);
   } else if (std::holds_alternative<proto::Bye>(m)) {
-    Drop(id, "said BYE");
+    Drop(id, LeaveKind::kLeft, "said BYE");
   } else {  // a PIECE travels seed -> peer only
     Bye(id, s, proto::ByeReason::kProtocolError, "unexpected PIECE from a subscriber");
     Drive(id, s);
@@ -275,7 +278,7 @@ void PushSender::Loop::Drive(SubscriberId id, Subscriber& s) {
       backend_->Send(fj, std::span(&s.job->target, 1));
       if (s.job->target.progress != before) s.last_progress = Clock::now();
       if (s.job->target.error) {
-        return Drop(id, "send failed: " + s.job->target.error.message());
+        return Drop(id, LeaveKind::kDropped, "send failed: " + s.job->target.error.message());
       }
       if (!s.job->target.finished(fj)) return SetWriteInterest(id, s, true);
       FinishJob(id, s);
@@ -290,7 +293,7 @@ void PushSender::Loop::Drive(SubscriberId id, Subscriber& s) {
       continue;
     }
     SetWriteInterest(id, s, false);
-    if (s.closing) Drop(id, "closed by the seed");
+    if (s.closing) Drop(id, LeaveKind::kDropped, "closed by the seed");
     return;
   }
 }
@@ -344,7 +347,7 @@ void PushSender::Loop::ScheduleRound() {
       s.job = Job{true, batch->piece, header, fj.file_offset, ph.length, targets[i]};
       if (targets[i].progress > 0) s.last_progress = Clock::now();
       if (targets[i].error) {
-        Drop(id, "send failed: " + targets[i].error.message());
+        Drop(id, LeaveKind::kDropped, "send failed: " + targets[i].error.message());
       } else if (targets[i].finished(fj)) {
         FinishJob(id, s);
         ready.push_back(id);  // room for another piece this round
@@ -376,7 +379,7 @@ void PushSender::Loop::CheckStalls() {
       // Its socket is full, so a BYE could not get through: just close.
       log_.Info("push: subscriber " + std::to_string(id) + " made no progress for " +
                 std::to_string(options_.stall_timeout.count()) + " ms, dropped");
-      Drop(id, "too slow");
+      Drop(id, LeaveKind::kDropped, "too slow");
     }
   }
 }
@@ -398,16 +401,16 @@ void PushSender::Loop::Bye(SubscriberId id, Subscriber& s, proto::ByeReason reas
   if (proto::EncodeBye(bye, frame).ok()) s.control.push_back(std::move(frame));
 }
 
-void PushSender::Loop::Drop(SubscriberId id, const std::string& why) {
+void PushSender::Loop::Drop(SubscriberId id, LeaveKind kind, const std::string& why) {
   auto it = subscribers_.find(id);
   if (it == subscribers_.end() || !it->second.fd) return;
   Subscriber& s = it->second;
   if (s.job && s.job->is_piece) scheduler_.OnSendFailed(id, s.job->piece);
   if (s.subscribed) {
     if (options_.addresses) options_.addresses->Remove(s.address);
-    UpdateStats([why](PushSenderStats& st) {
+    UpdateStats([kind](PushSenderStats& st) {
       --st.subscribers;
-      if (why != "said BYE" && why != "closed the connection") ++st.dropped;
+      if (kind == LeaveKind::kDropped) ++st.dropped;
     });
   }
   scheduler_.RemoveSubscriber(id);
@@ -430,20 +433,23 @@ Result<std::unique_ptr<PushSender>, std::string> PushSender::Start(PushSource so
   }
   UniqueFd file(::open(source.path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!file) return Unexpected("push: open " + source.path + ": " + std::strerror(errno));
-  std::error_code ec;
-  auto backend = MakeFanoutBackend(options.fanout, ec);
+  auto backend = MakeFanoutBackend(options.fanout);
   if (!backend) {
+    std::string why = backend.error().message();
+    if (options.fanout == FanoutKind::kKmod && backend.error() == std::errc::permission_denied) {
+      why += " (the node's user needs the swarmcast group: kmod/README.md)";
+    }
     return Unexpected("push: fan-out backend '" + std::string(FanoutKindName(options.fanout)) +
-                      "' unavailable: " + ec.message());
+                      "' unavailable: " + why);
   }
-  std::uint16_t port = 0;
-  auto listener = ListenTcp(options.bind_address, options.port, &port);
+  auto listener = ListenTcp(options.bind_address, options.port);
   if (!listener) return Unexpected(listener.error());
 
   std::unique_ptr<PushSender> sender(new PushSender());
-  sender->port_ = port;
-  sender->loop_ = std::make_unique<Loop>(std::move(source), std::move(options), std::move(log),
-                                         std::move(file), std::move(*listener), std::move(backend));
+  sender->port_ = listener->port;
+  sender->loop_ =
+      std::make_unique<Loop>(std::move(source), std::move(options), std::move(log), std::move(file),
+                             std::move(listener->fd), std::move(*backend));
   std::string error;
   if (!sender->loop_->Init(&error)) return Unexpected(error);
   sender->thread_ = std::thread([loop = sender->loop_.get()] { loop->Run(); });

@@ -48,8 +48,7 @@ void UniqueFd::reset() {
   fd_ = -1;
 }
 
-Result<UniqueFd, std::string> ListenTcp(const std::string& address, std::uint16_t port,
-                                        std::uint16_t* bound_port) {
+Result<TcpListener, std::string> ListenTcp(const std::string& address, std::uint16_t port) {
   sockaddr_storage addr;
   socklen_t len;
   if (!MakeAddress(address, port, &addr, &len)) {
@@ -66,10 +65,12 @@ Result<UniqueFd, std::string> ListenTcp(const std::string& address, std::uint16_
   sockaddr_storage actual;
   socklen_t actual_len = sizeof actual;
   ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&actual), &actual_len);
-  *bound_port =
+  TcpListener out;
+  out.port =
       ntohs(actual.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&actual)->sin_port
                                         : reinterpret_cast<sockaddr_in6*>(&actual)->sin6_port);
-  return fd;
+  out.fd = std::move(fd);
+  return out;
 }
 
 Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeout_ms,

@@ -34,9 +34,12 @@ class UniqueFd {
 };
 
 // A non-blocking listening socket on a numeric IPv4/IPv6 address; port 0
-// picks a free port. Returns the fd; *bound_port gets the actual port.
-Result<UniqueFd, std::string> ListenTcp(const std::string& address, std::uint16_t port,
-                                        std::uint16_t* bound_port);
+// picks a free port, and `port` says which.
+struct TcpListener {
+  UniqueFd fd;
+  std::uint16_t port = 0;
+};
+Result<TcpListener, std::string> ListenTcp(const std::string& address, std::uint16_t port);
 
 // A blocking connect to "ADDR:PORT" or "[ADDR6]:PORT", bounded by
 // timeout_ms, from `source_address` if not empty; the returned socket is

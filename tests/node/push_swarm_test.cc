@@ -122,9 +122,10 @@ TEST_F(PushSwarmTest, NoPushMeansNoSubscription) {
 class LyingPushSeed {
  public:
   explicit LyingPushSeed(std::string frames) {
-    auto l = push::ListenTcp("127.0.0.9", 0, &port_);
+    auto l = push::ListenTcp("127.0.0.9", 0);
     EXPECT_TRUE(l.ok());
-    listener_ = std::move(*l);
+    port_ = l->port;
+    listener_ = std::move(l->fd);
     thread_ = std::thread([this, frames = std::move(frames)] {
       if (!swarmcast::testing::WaitReadable(listener_.get(), 30s)) return;
       const int c = ::accept(listener_.get(), nullptr, nullptr);

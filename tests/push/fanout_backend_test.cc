@@ -32,9 +32,9 @@ class FanoutBackendTest : public ::testing::TestWithParam<FanoutKind> {
   static void SetUpTestSuite() { ::signal(SIGPIPE, SIG_IGN); }
 
   void SetUp() override {
-    std::error_code ec;
-    backend_ = MakeFanoutBackend(GetParam(), ec);
-    ASSERT_TRUE(backend_) << ec.message();
+    auto backend = MakeFanoutBackend(GetParam());
+    ASSERT_TRUE(backend) << backend.error().message();
+    backend_ = std::move(*backend);
     char path[] = "/tmp/swarmcast-fanout-XXXXXX";
     file_fd_ = ::mkstemp(path);
     ASSERT_GE(file_fd_, 0);
@@ -246,13 +246,10 @@ INSTANTIATE_TEST_SUITE_P(Backends, FanoutBackendTest,
 TEST(FanoutKindTest, ParsesEveryNameAndRejectsOthers) {
   for (auto k : {FanoutKind::kAuto, FanoutKind::kKmod, FanoutKind::kSplice, FanoutKind::kSendfile,
                  FanoutKind::kCopy}) {
-    FanoutKind parsed{};
-    ASSERT_TRUE(ParseFanoutKind(FanoutKindName(k), &parsed));
-    EXPECT_EQ(parsed, k);
+    EXPECT_EQ(ParseFanoutKind(FanoutKindName(k)), k);
   }
-  FanoutKind k{};
-  EXPECT_FALSE(ParseFanoutKind("Splice", &k));
-  EXPECT_FALSE(ParseFanoutKind("", &k));
+  EXPECT_FALSE(ParseFanoutKind("Splice"));
+  EXPECT_FALSE(ParseFanoutKind(""));
 }
 
 // On a machine without the module (CI hosts cannot load modules; the VM
@@ -260,12 +257,12 @@ TEST(FanoutKindTest, ParsesEveryNameAndRejectsOthers) {
 // back to the zero-copy user-space path.
 TEST(FanoutFactoryTest, KmodNeedsTheDeviceAndAutoFallsBack) {
   if (::access("/dev/swarmfan", F_OK) == 0) GTEST_SKIP() << "/dev/swarmfan exists here";
-  std::error_code ec;
-  EXPECT_EQ(MakeFanoutBackend(FanoutKind::kKmod, ec), nullptr);
-  EXPECT_EQ(ec, std::errc::no_such_file_or_directory);
-  auto fallback = MakeFanoutBackend(FanoutKind::kAuto, ec);
-  ASSERT_TRUE(fallback);
-  EXPECT_EQ(fallback->name(), "splice");
+  auto kmod = MakeFanoutBackend(FanoutKind::kKmod);
+  ASSERT_FALSE(kmod);
+  EXPECT_EQ(kmod.error(), std::errc::no_such_file_or_directory);
+  auto fallback = MakeFanoutBackend(FanoutKind::kAuto);
+  ASSERT_TRUE(fallback) << fallback.error().message();
+  EXPECT_EQ((*fallback)->name(), "splice");
 }
 
 }  // namespace

@@ -197,8 +197,9 @@ TEST_F(PushChannelTest, WrongInfoHashEndsTheChannel) {
 class FakeSeed {
  public:
   explicit FakeSeed(std::string bytes) {
-    auto l = ListenTcp("127.0.0.1", 0, &port_);
-    listener_ = std::move(*l);
+    auto l = ListenTcp("127.0.0.1", 0);
+    port_ = l->port;
+    listener_ = std::move(l->fd);
     thread_ = std::thread([this, bytes = std::move(bytes)] {
       if (!WaitReadable(listener_.get(), 30s)) return;
       const int c = ::accept(listener_.get(), nullptr, nullptr);

@@ -44,9 +44,10 @@ std::string ReadAll(const fs::path& p) {
 class Listener {
  public:
   Listener() {
-    auto l = push::ListenTcp("127.0.0.1", 0, &port_);
+    auto l = push::ListenTcp("127.0.0.1", 0);
     EXPECT_TRUE(l.ok());
-    fd_ = std::move(*l);
+    port_ = l->port;
+    fd_ = std::move(l->fd);
     thread_ = std::thread([this] {
       while (!stop_) {
         pollfd p{fd_.get(), POLLIN, 0};

@@ -163,8 +163,7 @@ int main(int argc, char** argv) {
   for (std::string mode; std::getline(modes, mode, ',');) {
     ::sync();
     WriteFile("/proc/sys/vm/drop_caches", "3");
-    std::uint16_t port = 0;
-    auto listener = push::ListenTcp("127.0.0.1", 0, &port);
+    auto listener = push::ListenTcp("127.0.0.1", 0);
     if (!listener) {
       std::cerr << listener.error() << "\n";
       return 1;
@@ -172,11 +171,11 @@ int main(int argc, char** argv) {
     const pid_t seed = ::fork();
     if (seed == 0) {
       WriteFile(std::string(kCgroup) + "/cgroup.procs", std::to_string(::getpid()));
-      if (mode == "sequential") SequentialSeed(path, std::move(*listener));
-      listener->reset();  // PushSender binds its own socket on this port
-      PushSeed(source, port);
+      if (mode == "sequential") SequentialSeed(path, std::move(listener->fd));
+      listener->fd.reset();  // PushSender binds its own socket on this port
+      PushSeed(source, listener->port);
     }
-    listener->reset();
+    listener->fd.reset();
     if (mode == "push") std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const bool push_mode = mode == "push";
     const std::uint64_t expected =
@@ -184,7 +183,7 @@ int main(int argc, char** argv) {
                         std::uint64_t{source.geometry.piece_count} * proto::kPieceHeaderSize + size
                   : size;
     const auto done =
-        bench::RunDiscardReceivers(port, receivers, std::chrono::milliseconds(join_ms),
+        bench::RunDiscardReceivers(listener->port, receivers, std::chrono::milliseconds(join_ms),
                                    push_mode ? hello_frame : std::string(), expected);
     const std::uint64_t read = ReadBytesOf(seed);
     ::kill(seed, SIGKILL);

@@ -121,8 +121,8 @@ int main(int argc, char** argv) {
   };
   std::vector<Row> rows;
   for (const auto& name : split(backends_arg)) {
-    push::FanoutKind kind;
-    if (!push::ParseFanoutKind(name, &kind)) {
+    const auto kind = push::ParseFanoutKind(name);
+    if (!kind) {
       std::cerr << "fanout-bench: unknown backend '" << name << "'\n";
       return 2;
     }
@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
       for (int r = 0; r < repeat; ++r) {
         push::PushSenderOptions options;
         options.bind_address = "127.0.0.1";
-        options.fanout = kind;
+        options.fanout = *kind;
         auto sender = push::PushSender::Start(source, options, proto::Logger());
         if (!sender) {
           std::cerr << "fanout-bench: " << sender.error() << "\n";
