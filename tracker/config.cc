@@ -41,6 +41,7 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   int request_timeout_ms = 10000, idle_timeout_ms = 30000, batch_ms = 1000;
   std::string admin_token_file, announce_token_file;
   std::int64_t db_refresh = -1;
+  std::string log_level = "info";
   po::options_description desc(
       "swarmcast-tracker: BitTorrent tracker (HTTP and UDP announce/scrape) and swarm\n"
       "registry with its state in SQLite.\n\n"
@@ -112,7 +113,10 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
      "seconds: a re-announce that changes only the time and byte counters is written to "
      "the database at most this often per peer (joins, leaves, events and progress always "
      "are); 0 writes every announce; default half the interval")
-    ("json", "print start-up and shutdown events as JSON lines");
+    ("json", "print start-up and shutdown events as JSON lines")
+    ("log-level", po::value(&log_level)->default_value(log_level),
+     "stderr log: error, warning (what an operator must act on), info (start-up, "
+     "publishes, refused writes, database failures) or debug (also refused announces)");
   // clang-format on
   po::variables_map vm;
   try {
@@ -132,6 +136,9 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   c.udp = !vm.count("no-udp");
   c.json = vm.count("json") > 0;
   c.trust_ip_param = vm.count("trust-ip-param") > 0;
+  auto level = proto::ParseLogLevel(log_level);
+  if (!level) return Unexpected("--log-level: " + level.error());
+  c.log_level = *level;
   c.state.require_registered = vm.count("require-registered") > 0;
   if (c.threads < 1 || c.threads > 64) return Unexpected(std::string("--threads must be 1..64"));
   if (c.state.interval < 1 || c.state.interval > 86400) {

@@ -203,12 +203,14 @@ class Session : public std::enable_shared_from_this<Session> {
 
 class HttpServer::Acceptor : public std::enable_shared_from_this<HttpServer::Acceptor> {
  public:
-  Acceptor(net::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher, Metrics& metrics)
+  Acceptor(net::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher, Metrics& metrics,
+           proto::Logger log)
       : io_(io),
         acceptor_(net::make_strand(io)),
         limits_(limits),
         dispatcher_(dispatcher),
-        metrics_(metrics) {}
+        metrics_(metrics),
+        log_(std::move(log)) {}
 
   boost::system::error_code Listen(const tcp::endpoint& at) {
     boost::system::error_code ec;
@@ -267,11 +269,12 @@ class HttpServer::Acceptor : public std::enable_shared_from_this<HttpServer::Acc
   const HttpLimits limits_;
   HttpDispatcher& dispatcher_;
   Metrics& metrics_;
+  const proto::Logger log_;
 };
 
 HttpServer::HttpServer(net::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher,
-                       Metrics& metrics)
-    : acceptor_(std::make_shared<Acceptor>(io, limits, dispatcher, metrics)) {}
+                       Metrics& metrics, proto::Logger log)
+    : acceptor_(std::make_shared<Acceptor>(io, limits, dispatcher, metrics, std::move(log))) {}
 HttpServer::~HttpServer() = default;
 boost::system::error_code HttpServer::Listen(const tcp::endpoint& at) {
   return acceptor_->Listen(at);

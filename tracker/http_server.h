@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "proto/log.h"
 #include "tracker/http_reply.h"
 #include "tracker/metrics.h"
 
@@ -51,8 +52,9 @@ class HttpDispatcher {
 
 class HttpServer {
  public:
+  // `log` gets refused request bodies (info) and accept failures (warning).
   HttpServer(boost::asio::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher,
-             Metrics& metrics);
+             Metrics& metrics, proto::Logger log = {});
   ~HttpServer();
 
   // Binds and listens; returns the bound endpoint (port 0 picks one).

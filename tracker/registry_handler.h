@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "proto/log.h"
 #include "proto/metainfo.h"
 #include "tracker/clock.h"
 #include "tracker/http_reply.h"
@@ -29,7 +30,8 @@ class RegistryStore {
 
 struct RegistryConfig {
   proto::MetainfoLimits limits;
-  TokenSet admin;  // non-empty: PUT needs "Authorization: Bearer <token>"
+  TokenSet admin;     // non-empty: PUT needs "Authorization: Bearer <token>"
+  proto::Logger log;  // publishes and refused writes (info), failed commits (error)
 };
 
 class RegistryHandler {
@@ -37,16 +39,20 @@ class RegistryHandler {
   RegistryHandler(SwarmTable& table, RegistryStore* store, const Clock& clock,
                   RegistryConfig config);
 
-  // `path` starts with /v1/swarms; `method` is the HTTP method name.
+  // `path` starts with /v1/swarms; `method` is the HTTP method name;
+  // `client` is the client's address, for the log.
   void Handle(std::string_view method, std::string_view path, std::string_view query,
-              std::string body, std::string_view authorization,
+              std::string body, std::string_view authorization, std::string_view client,
               std::function<void(HttpReply)> respond);
 
   std::size_t max_body() const { return config_.limits.max_bytes; }
+  // Whether `authorization` (the header's value) allows registry writes.
+  bool Authorized(std::string_view authorization) const;
 
  private:
   void Publish(std::string_view name, std::string_view query, std::string body,
-               std::string_view authorization, std::function<void(HttpReply)> respond);
+               std::string_view authorization, std::string_view client,
+               std::function<void(HttpReply)> respond);
   HttpReply Get(std::string_view key, std::string_view sub);
 
   SwarmTable& table_;

@@ -57,7 +57,7 @@ void Router::Dispatch(HttpRequest request, std::function<void(HttpReply)> respon
       respond(std::move(r));
     };
     return registry_.Handle(request.method, path, query, std::move(request.body),
-                            request.authorization, std::move(counted));
+                            request.authorization, request.remote.to_string(), std::move(counted));
   }
   if (path == "/metrics") {
     if (!get) return respond(JsonError(405, "method not allowed"));

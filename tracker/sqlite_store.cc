@@ -88,7 +88,8 @@ std::string ColumnText(sqlite3_stmt* s, int col) {
 }  // namespace
 
 Result<std::unique_ptr<SqliteStore>, std::string> SqliteStore::Open(const std::string& path,
-                                                                    Metrics& metrics) {
+                                                                    Metrics& metrics,
+                                                                    proto::Logger log) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -98,7 +99,7 @@ Result<std::unique_ptr<SqliteStore>, std::string> SqliteStore::Open(const std::s
     sqlite3_close(db);
     return Unexpected(e);
   }
-  std::unique_ptr<SqliteStore> store(new SqliteStore(db, metrics));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db, metrics, std::move(log)));
   std::string error;
   // WAL lets readers (sqlite3 CLI, backups) run beside the writer;
   // synchronous=NORMAL keeps every committed batch across a process crash.
@@ -114,7 +115,8 @@ Result<std::unique_ptr<SqliteStore>, std::string> SqliteStore::Open(const std::s
   return store;
 }
 
-SqliteStore::SqliteStore(sqlite3* db, Metrics& metrics) : db_(db), metrics_(metrics) {}
+SqliteStore::SqliteStore(sqlite3* db, Metrics& metrics, proto::Logger log)
+    : db_(db), metrics_(metrics), log_(std::move(log)) {}
 
 SqliteStore::~SqliteStore() {
   Stop();
@@ -294,11 +296,17 @@ void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
     if (!batch.empty()) {
       auto start = std::chrono::steady_clock::now();
       std::size_t rows = 0;
-      bool ok = WriteBatch(batch, rows);
+      std::string error;
+      bool ok = WriteBatch(batch, rows, error);
       metrics_.db_write_latency().Observe(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       if (ok) {
         metrics_.CountDbRows(rows);
+        if (failed_batches_ > 0) {
+          log_.Warning("database writes work again after " + std::to_string(failed_batches_) +
+                       " failed batches");
+        }
+        failed_batches_ = 0;
       } else {
         // Keep the failed changes for the next try (a full disk may clear);
         // newer pending changes for the same key win.
@@ -307,6 +315,13 @@ void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
         std::lock_guard lock(pending_mu_);
         pending_.peers.insert(pending_.peers.begin(), batch.peers.begin(), batch.peers.end());
         pending_.swarms.insert(pending_.swarms.begin(), batch.swarms.begin(), batch.swarms.end());
+        ++failed_batches_;
+        // Under pending_mu_: the count includes what arrived meanwhile.
+        log_.Error("database batch failed (" + std::to_string(failed_batches_) +
+                   " in a row): " + error + "; " +
+                   std::to_string(pending_.peers.size() + pending_.swarms.size() +
+                                  pending_.publishes.size()) +
+                   " changes pending, retried next batch");
       }
       for (Publish& p : batch.publishes) {
         if (p.done) p.done(ok);
@@ -337,7 +352,7 @@ void SqliteStore::KeepLatestPerPeer(std::vector<PeerChange>& peers) {
   peers = std::move(kept);
 }
 
-bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows) {
+bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error) {
   // Only the latest change per peer is written, in key order: sorted keys
   // touch each B-tree page once instead of at random.
   std::vector<std::uint32_t> order(batch.peers.size());
@@ -355,7 +370,7 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows) {
            batch.peers[a].peer.id == batch.peers[b].peer.id;
   };
 
-  if (!Exec(db_, "BEGIN IMMEDIATE")) return false;
+  if (!Exec(db_, "BEGIN IMMEDIATE", &error)) return false;
   bool ok = true;
   {
     Stmt del_swarm(db_, "DELETE FROM swarms WHERE info_hash = ?");
@@ -438,10 +453,11 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows) {
     }
   }
   if (!ok) {
+    error = sqlite3_errmsg(db_);
     Exec(db_, "ROLLBACK");
     return false;
   }
-  return Exec(db_, "COMMIT");
+  return Exec(db_, "COMMIT", &error);
 }
 
 }  // namespace swarmcast::tracker

@@ -44,30 +44,30 @@ std::string Endpoint(const net::ip::address& ip, std::uint16_t port) {
   return proto::FormatEndpoint(ip.to_string(), port);
 }
 
-void Fail(const TrackerConfig& c, const std::string& msg) {
+void Fail(const TrackerConfig& c, const proto::Logger& log, const std::string& msg) {
   if (c.json) {
     Json j;
     j["event"] = "error";
     j["error"] = msg;
     std::cout << JsonText(j) << std::endl;
   }
-  std::cerr << "swarmcast-tracker: " << msg << "\n";
+  log.Error(msg);
 }
 
 }  // namespace
 
-int RunTracker(const TrackerConfig& config) {
+int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
   SystemClock clock;
   Metrics metrics;
-  auto store = SqliteStore::Open(config.db, metrics);
+  auto store = SqliteStore::Open(config.db, metrics, log);
   if (!store) {
-    Fail(config, store.error());
+    Fail(config, log, store.error());
     return 1;
   }
   SwarmTable table(config.state, store->get(), RandomSipKey()[0]);
   auto loaded = (*store)->Load(table, clock.Now());
   if (!loaded) {
-    Fail(config, loaded.error());
+    Fail(config, log, loaded.error());
     return 1;
   }
 
@@ -80,6 +80,7 @@ int RunTracker(const TrackerConfig& config) {
   RegistryConfig rc;
   rc.limits = config.metainfo;
   if (!config.admin_token.empty()) rc.admin = TokenSet({config.admin_token});
+  rc.log = log;
   RegistryHandler registry(table, store->get(), clock, rc);
   SqliteStore* db = store->get();
   Router router(announce, registry, metrics, [&] {
@@ -105,14 +106,14 @@ int RunTracker(const TrackerConfig& config) {
   for (const std::string& l : config.listen) {
     auto at = ParseListen(l);
     if (!at) {
-      Fail(config, at.error());
+      Fail(config, log, at.error());
       return 2;
     }
     // TCP and UDP share the port number; with port 0 the kernel picks the
     // TCP port, and UDP may find it taken, so try a few times.
     boost::system::error_code ec;
     for (int attempt = 0; attempt < 20; ++attempt) {
-      auto h = std::make_unique<HttpServer>(io, config.http, router, metrics);
+      auto h = std::make_unique<HttpServer>(io, config.http, router, metrics, log);
       ec = h->Listen({at->ip, at->port});
       if (ec) break;
       std::uint16_t port = h->local_endpoint().port();
@@ -129,7 +130,7 @@ int RunTracker(const TrackerConfig& config) {
       break;
     }
     if (ec) {
-      Fail(config, "cannot listen on " + l + ": " + ec.message());
+      Fail(config, log, "cannot listen on " + l + ": " + ec.message());
       return 1;
     }
   }
@@ -169,11 +170,14 @@ int RunTracker(const TrackerConfig& config) {
     j["swarms"] = loaded->swarms;
     j["peers"] = loaded->peers;
     std::cout << JsonText(j) << std::endl;
-  } else {
-    std::cout << "swarmcast-tracker: listening on";
-    for (const auto& b : bound) std::cout << " " << b;
-    std::cout << (config.udp ? " (HTTP+UDP)" : " (HTTP)") << ", db " << config.db << " ("
-              << loaded->swarms << " swarms, " << loaded->peers << " peers restored)" << std::endl;
+  }
+  {
+    std::string line = "listening on";
+    for (const auto& b : bound) line += " " + b;
+    line += config.udp ? " (HTTP+UDP)" : " (HTTP)";
+    line += ", db " + config.db + " (" + std::to_string(loaded->swarms) + " swarms, " +
+            std::to_string(loaded->peers) + " peers restored)";
+    log.Info(line);
   }
 
   std::vector<std::thread> threads;
@@ -181,11 +185,8 @@ int RunTracker(const TrackerConfig& config) {
   io.run();
   for (auto& t : threads) t.join();
   (*store)->Stop();  // final batch: a clean stop loses nothing
-  if (config.json) {
-    std::cout << JsonText(Json{{"event", "stopped"}}) << std::endl;
-  } else {
-    std::cout << "swarmcast-tracker: stopped" << std::endl;
-  }
+  if (config.json) std::cout << JsonText(Json{{"event", "stopped"}}) << std::endl;
+  log.Info("stopped");
   return 0;
 }
 

@@ -32,7 +32,8 @@ class RegistryHandlerTest : public ::testing::Test {
   HttpReply Call(std::string_view method, std::string_view path, std::string_view query = "",
                  std::string body = "") {
     HttpReply out{0, "", ""};
-    registry_.Handle(method, path, query, std::move(body), "", [&](HttpReply r) { out = r; });
+    registry_.Handle(method, path, query, std::move(body), "", "127.0.0.1",
+                     [&](HttpReply r) { out = r; });
     EXPECT_NE(out.status, 0u) << method << " " << path;
     return out;
   }

@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,7 +13,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
 
 namespace swarmcast::tracker::testing {
 namespace {
@@ -64,8 +67,17 @@ bool TrackerProcess::Start(const std::vector<std::string>& args, const std::stri
   std::vector<std::string> argv_s = {SWARMCAST_TRACKER_BIN, "--listen", listen, "--db",
                                      dir_ + "/tracker.db",  "--json"};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
+  const std::string err_path = dir_ + "/stderr.log";
   pid_ = fork();
   if (pid_ == 0) {
+    if (nofile_limit_ > 0) {
+      rlimit rl{static_cast<rlim_t>(nofile_limit_), static_cast<rlim_t>(nofile_limit_)};
+      if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(126);
+    }
+    if (capture_stderr_) {
+      int fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
+    }
     dup2(pipefd[1], 1);
     close(pipefd[0]);
     close(pipefd[1]);
@@ -97,6 +109,13 @@ bool TrackerProcess::Start(const std::vector<std::string>& args, const std::stri
   if (host_.front() == '[') host_ = host_.substr(1, host_.size() - 2);
   port_ = static_cast<std::uint16_t>(std::stoi(m[2].str()));
   return true;
+}
+
+std::string TrackerProcess::StderrText() const {
+  std::ifstream in(dir_ + "/stderr.log", std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 void TrackerProcess::Stop() {

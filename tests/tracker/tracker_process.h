@@ -21,6 +21,15 @@ class TrackerProcess {
   // Starts the binary with --listen 127.0.0.1:0 --db DIR/tracker.db --json
   // plus `args`; returns false (with `error()`) if it did not come up.
   bool Start(const std::vector<std::string>& args = {}, const std::string& listen = "127.0.0.1:0");
+  // Before Start: the child's RLIMIT_NOFILE (soft and hard), set between
+  // fork and exec; 0 keeps the test's own.
+  void set_nofile_limit(std::uint64_t n) { nofile_limit_ = n; }
+  // Before Start: send the child's stderr to DIR/stderr.log (read it with
+  // StderrText) instead of the test's stderr.
+  void set_capture_stderr(bool on) { capture_stderr_ = on; }
+  std::string StderrText() const;
+  pid_t pid() const { return pid_; }
+
   void Stop();   // SIGTERM, wait
   void Crash();  // SIGKILL, wait: no clean shutdown
   bool running() const { return pid_ > 0; }
@@ -35,6 +44,8 @@ class TrackerProcess {
   std::uint16_t port_ = 0;
   pid_t pid_ = -1;
   int out_fd_ = -1;
+  std::uint64_t nofile_limit_ = 0;
+  bool capture_stderr_ = false;
 };
 
 struct HttpResult {
