@@ -116,7 +116,7 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
     ("json", "print start-up and shutdown events as JSON lines")
     ("log-level", po::value(&log_level)->default_value(log_level),
      "stderr log: error, warning (what an operator must act on), info (start-up, "
-     "publishes, refused writes, database failures) or debug (also refused announces)");
+     "publishes, refused writes, database failures) or debug (also refused HTTP announces)");
   // clang-format on
   po::variables_map vm;
   try {

@@ -44,6 +44,20 @@ std::string Printable(std::string_view s) {
   return out;
 }
 
+// The peer views never show peer ids: whoever knows a peer's id could
+// announce as it. They show this instead: 16 hex digits of a keyed hash of
+// (swarm, peer id), stable for a peer, useless to impersonate it.
+std::string PeerToken(const SipKey& key, const InfoHash& ih, const PeerId& id) {
+  std::uint8_t buf[40];
+  std::copy(ih.begin(), ih.end(), buf);
+  std::copy(id.begin(), id.end(), buf + 20);
+  const std::uint64_t h = SipHash24(key, buf, sizeof buf);
+  static const char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 0; i < 16; ++i) out[static_cast<std::size_t>(i)] = kHex[(h >> (60 - 4 * i)) & 15];
+  return out;
+}
+
 // "IP:PORT" or "[IPv6]:PORT" with a port in 1..65535; returns the
 // normalised form, or empty when invalid.
 std::string NormalisePush(std::string_view s) {
@@ -199,7 +213,7 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
     Json list = Json::array();
     for (const PeerView& v : *peers) {
       Json p;
-      p["peer_id"] = ToHex(v.peer.id);
+      p["peer"] = PeerToken(config_.peer_token_key, *ih, v.peer.id);
       p["ip"] = v.peer.addr.IpString();
       p["port"] = v.peer.addr.port;
       p["uploaded"] = v.peer.uploaded;
@@ -234,7 +248,7 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
     Json stragglers = Json::array();
     for (const PeerView* v : unfinished) {
       Json p;
-      p["peer_id"] = ToHex(v->peer.id);
+      p["peer"] = PeerToken(config_.peer_token_key, *ih, v->peer.id);
       p["ip"] = v->peer.addr.IpString();
       p["port"] = v->peer.addr.port;
       p["left"] = v->peer.left;

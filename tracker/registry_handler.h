@@ -15,6 +15,7 @@
 #include "proto/metainfo.h"
 #include "tracker/clock.h"
 #include "tracker/http_reply.h"
+#include "tracker/siphash.h"
 #include "tracker/swarm_state.h"
 #include "tracker/token_check.h"
 
@@ -32,6 +33,9 @@ struct RegistryConfig {
   proto::MetainfoLimits limits;
   TokenSet admin;     // non-empty: PUT needs "Authorization: Bearer <token>"
   proto::Logger log;  // publishes and refused writes (info), failed commits (error)
+  // Key of the opaque `peer` token the peer views show instead of the peer
+  // id (drawn at start-up: stable for a peer within one tracker run).
+  SipKey peer_token_key{};
 };
 
 class RegistryHandler {

@@ -29,6 +29,9 @@ const char* const kMigrations[] = {
     "  event INTEGER NOT NULL, stopped INTEGER NOT NULL, counted INTEGER NOT NULL,"
     "  first_seen INTEGER NOT NULL, last_announce INTEGER NOT NULL,"
     "  PRIMARY KEY(info_hash, peer_id)) WITHOUT ROWID;",
+    // 2: the peer's BEP 7 key (NULL: it sent none), so the binding of a
+    // peer entry to its key survives a restart.
+    "ALTER TABLE peers ADD COLUMN key INTEGER;",
 };
 static_assert(std::size(kMigrations) == SqliteStore::kSchemaVersion);
 
@@ -184,7 +187,7 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
   }
   Stmt p(db_,
          "SELECT info_hash, peer_id, ip, port, uploaded, downloaded, left, event, stopped,"
-         " counted, first_seen, last_announce FROM peers");
+         " counted, first_seen, last_announce, key FROM peers");
   if (!p) return Unexpected(std::string("reading peers: ") + sqlite3_errmsg(db_));
   while (sqlite3_step(p.get()) == SQLITE_ROW) {
     InfoHash ih;
@@ -206,6 +209,8 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
     peer.first_seen = sqlite3_column_int64(p.get(), 10);
     peer.last_announce = sqlite3_column_int64(p.get(), 11);
     peer.persisted_at = peer.last_announce;
+    peer.has_key = sqlite3_column_type(p.get(), 12) != SQLITE_NULL;
+    peer.key = static_cast<std::uint64_t>(sqlite3_column_int64(p.get(), 12));
     table.RestorePeer(ih, peer);
     ++stats.peers;
   }
@@ -387,13 +392,14 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
                  " files = excluded.files, push = excluded.push");
     Stmt up_peer(db_,
                  "INSERT INTO peers(info_hash, peer_id, ip, port, uploaded, downloaded,"
-                 " left, event, stopped, counted, first_seen, last_announce)"
-                 " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                 " left, event, stopped, counted, first_seen, last_announce, key)"
+                 " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                  " ON CONFLICT(info_hash, peer_id) DO UPDATE SET ip = excluded.ip,"
                  " port = excluded.port, uploaded = excluded.uploaded,"
                  " downloaded = excluded.downloaded, left = excluded.left,"
                  " event = excluded.event, stopped = excluded.stopped,"
-                 " counted = excluded.counted, last_announce = excluded.last_announce");
+                 " counted = excluded.counted, last_announce = excluded.last_announce,"
+                 " key = excluded.key");
     Stmt del_peer(db_, "DELETE FROM peers WHERE info_hash = ? AND peer_id = ?");
     ok = del_swarm && del_swarm_peers && up_swarm && publish && up_peer && del_peer;
     // Swarm rows first (a peer row may belong to a swarm created in this
@@ -447,6 +453,11 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
         up_peer.Int(10, p.counted_complete);
         up_peer.Int(11, p.first_seen);
         up_peer.Int(12, p.last_announce);
+        if (p.has_key) {
+          up_peer.Int(13, static_cast<std::int64_t>(p.key));
+        } else {
+          sqlite3_bind_null(up_peer.get(), 13);
+        }
         ok = up_peer.Run();
       }
       ++rows;

@@ -76,11 +76,13 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
   ac.trust_ip_param = config.trust_ip_param;
   ac.tokens = TokenSet(config.announce_tokens);
   ac.min_interval = config.min_interval;
+  ac.log = log;
   AnnounceHandler announce(table, metrics, clock, ac);
   RegistryConfig rc;
   rc.limits = config.metainfo;
   if (!config.admin_token.empty()) rc.admin = TokenSet({config.admin_token});
   rc.log = log;
+  rc.peer_token_key = RandomSipKey();
   RegistryHandler registry(table, store->get(), clock, rc);
   SqliteStore* db = store->get();
   Router router(announce, registry, metrics, [&] {

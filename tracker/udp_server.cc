@@ -121,6 +121,9 @@ bool UdpProtocol::Announce(const std::uint8_t* d, std::size_t n, const udp::endp
   std::uint64_t downloaded = Get64(d + 56), left = Get64(d + 64), uploaded = Get64(d + 72);
   std::uint32_t event = Get32(d + 80);
   std::uint32_t ip = Get32(d + 84);
+  // BEP 15 always carries a key; it binds the peer entry like HTTP's key=.
+  req.has_key = true;
+  req.key = Get32(d + 88);
   std::int32_t numwant = static_cast<std::int32_t>(Get32(d + 92));
   req.port = static_cast<std::uint16_t>(d[96] << 8 | d[97]);
   constexpr std::uint64_t kMax = 0x7fffffffffffffffULL;

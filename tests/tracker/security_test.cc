@@ -4,7 +4,10 @@
 // time: every wait is on the event itself, with a deadline.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <string>
 
 #include "proto/bencode.h"
@@ -41,6 +44,83 @@ std::string Torrent(const std::string& name, std::int64_t length) {
   t["info"] = info;
   return proto::EncodeBencode(proto::BencodeValue(t));
 }
+
+std::string Hex(const std::string& bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
+
+std::string FailureReason(const HttpResult& r) {
+  auto v = proto::DecodeBencode(r.body);
+  if (!v.ok()) return "<not bencode: " + r.body + ">";
+  const proto::BencodeValue* f = v->Find("failure reason");
+  return f && f->if_string() ? *f->if_string() : "";
+}
+
+// The compact IPv4 peer list of an announce reply, as "IP:PORT" strings.
+std::vector<std::string> CompactPeers(const HttpResult& r) {
+  std::vector<std::string> out;
+  auto v = proto::DecodeBencode(r.body);
+  if (!v.ok() || !v->Find("peers") || !v->Find("peers")->if_string()) return out;
+  const std::string& b = *v->Find("peers")->if_string();
+  for (std::size_t i = 0; i + 6 <= b.size(); i += 6) {
+    auto u = [&](std::size_t k) { return static_cast<unsigned>(static_cast<unsigned char>(b[k])); };
+    out.push_back(std::to_string(u(i)) + "." + std::to_string(u(i + 1)) + "." +
+                  std::to_string(u(i + 2)) + "." + std::to_string(u(i + 3)) + ":" +
+                  std::to_string(u(i + 4) << 8 | u(i + 5)));
+  }
+  return out;
+}
+
+// A BEP 15 client on one socket, optionally bound to a source address.
+class UdpClient {
+ public:
+  UdpClient(const std::string& host, std::uint16_t port, const std::string& source = "")
+      : fd_(Connect(host, port, SOCK_DGRAM, source)) {}
+  ~UdpClient() {
+    if (fd_ >= 0) close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
+  void Send(const std::string& d) { send(fd_, d.data(), d.size(), 0); }
+  // The next datagram, or empty after `timeout`.
+  std::string Receive(std::chrono::milliseconds timeout = 3000ms) {
+    if (!swarmcast::testing::WaitReadable(fd_, timeout)) return {};
+    char buf[4096];
+    ssize_t n = recv(fd_, buf, sizeof buf, 0);
+    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+  }
+  static std::string Be(std::uint64_t v, int bytes) {
+    std::string out;
+    for (int i = bytes - 1; i >= 0; --i) out += static_cast<char>(v >> (8 * i));
+    return out;
+  }
+  static std::string ConnectRequest(std::uint32_t txid) {
+    return Be(0x41727101980ULL, 8) + Be(0, 4) + Be(txid, 4);
+  }
+  static std::string AnnounceRequest(std::uint64_t conn, std::uint32_t txid, const std::string& ih,
+                                     const std::string& pid, std::uint64_t left,
+                                     std::uint32_t event, std::uint32_t key, std::uint16_t port) {
+    return Be(conn, 8) + Be(1, 4) + Be(txid, 4) + ih + pid + Be(0, 8) + Be(left, 8) + Be(0, 8) +
+           Be(event, 4) + Be(0, 4) + Be(key, 4) + Be(50, 4) + Be(port, 2);
+  }
+  // connect, then the connection id (0 on failure).
+  std::uint64_t Handshake() {
+    Send(ConnectRequest(7));
+    std::string r = Receive();
+    if (r.size() != 16) return 0;
+    std::uint64_t id = 0;
+    for (int i = 8; i < 16; ++i) id = id << 8 | static_cast<unsigned char>(r[i]);
+    return id;
+  }
+
+ private:
+  int fd_;
+};
 
 bool StderrHas(const TrackerProcess& t, const std::string& needle) {
   return WaitUntil(5s, [&] { return t.StderrText().find(needle) != std::string::npos; });
@@ -111,6 +191,126 @@ TEST(TrackerLog, FailedDatabaseBatchIsLogged) {
     return t.StderrText().find("swarmcast-tracker: warning: database writes work again") !=
            std::string::npos;
   })) << t.StderrText();
+}
+
+// ---- 2. Peer identity -----------------------------------------------------
+
+// The attacker knows the victim's peer_id and announces it from another
+// address, without the victim's key: before, this moved the victim's entry
+// to the attacker (others were sent there), `stopped` removed it and
+// `left=0&event=completed` marked it done. Now each is refused and the
+// entry is untouched.
+TEST(TrackerPeerIdentity, AnnounceWithVictimsPeerIdFromAnotherAddressChangesNothing) {
+  TrackerProcess t;
+  ASSERT_TRUE(t.Start()) << t.error();
+  const std::string ih = Bytes20('h', 3), victim = Bytes20('v', 1);
+  ASSERT_EQ(FailureReason(
+                HttpGetFrom("127.0.0.1", t.host(), t.port(),
+                            AnnounceTarget(ih, victim, 7001, 100, "&event=started&key=1a2b3c4d"))),
+            "");
+  for (const std::string extra : {"", "&event=stopped", "&event=completed", "&key=99999999"}) {
+    auto r =
+        HttpGetFrom("127.0.0.2", t.host(), t.port(),
+                    AnnounceTarget(ih, victim, 6666, extra == "&event=completed" ? 0 : 100, extra));
+    EXPECT_EQ(FailureReason(r), "peer_id in use with another key") << extra;
+  }
+  // Another peer is still sent to the victim, not to the attacker.
+  auto other =
+      HttpGetFrom("127.0.0.3", t.host(), t.port(), AnnounceTarget(ih, Bytes20('o', 1), 7003, 100));
+  EXPECT_EQ(CompactPeers(other), std::vector<std::string>{"127.0.0.1:7001"}) << other.body;
+  auto summary = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih));
+  EXPECT_NE(summary.body.find("\"leechers\":2"), std::string::npos) << summary.body;
+  EXPECT_NE(summary.body.find("\"completed\":0"), std::string::npos) << summary.body;
+  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/peers");
+  EXPECT_NE(peers.body.find("\"ip\":\"127.0.0.1\",\"port\":7001"), std::string::npos) << peers.body;
+  EXPECT_EQ(peers.body.find("6666"), std::string::npos) << peers.body;
+}
+
+TEST(TrackerPeerIdentity, WithoutKeyTheEntryIsBoundToItsAddress) {
+  TrackerProcess t;
+  ASSERT_TRUE(t.Start()) << t.error();
+  const std::string ih = Bytes20('h', 4), victim = Bytes20('v', 2);
+  ASSERT_EQ(FailureReason(HttpGetFrom("127.0.0.1", t.host(), t.port(),
+                                      AnnounceTarget(ih, victim, 7001, 100))),
+            "");
+  for (const std::string extra : {"", "&event=stopped", "&key=1234"}) {
+    EXPECT_EQ(FailureReason(HttpGetFrom("127.0.0.2", t.host(), t.port(),
+                                        AnnounceTarget(ih, victim, 6666, 100, extra))),
+              "peer_id in use from another address")
+        << extra;
+  }
+  // From its own address the peer may go on (and then bind a key).
+  EXPECT_EQ(FailureReason(HttpGetFrom("127.0.0.1", t.host(), t.port(),
+                                      AnnounceTarget(ih, victim, 7001, 50, "&key=abcd"))),
+            "");
+  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/peers");
+  EXPECT_NE(peers.body.find("\"ip\":\"127.0.0.1\",\"port\":7001"), std::string::npos) << peers.body;
+  EXPECT_NE(peers.body.find("\"left\":50"), std::string::npos) << peers.body;
+}
+
+// A peer whose address changes (DHCP, a new NAT mapping) keeps its entry
+// when it sends its key; UDP's key field binds the same way as HTTP's.
+TEST(TrackerPeerIdentity, SameKeyMayMoveAndUdpKeyBinds) {
+  TrackerProcess t;
+  ASSERT_TRUE(t.Start()) << t.error();
+  const std::string ih = Bytes20('h', 5), peer = Bytes20('v', 3);
+  UdpClient udp(t.host(), t.port(), "127.0.0.1");
+  ASSERT_TRUE(udp.ok());
+  std::uint64_t conn = udp.Handshake();
+  ASSERT_NE(conn, 0u);
+  udp.Send(UdpClient::AnnounceRequest(conn, 9, ih, peer, 100, 2, 0x1a2b3c4d, 7001));
+  std::string reply = udp.Receive();
+  ASSERT_GE(reply.size(), 20u);
+  ASSERT_EQ(reply.substr(0, 4), UdpClient::Be(1, 4));  // announce, not error
+
+  EXPECT_EQ(FailureReason(HttpGetFrom("127.0.0.2", t.host(), t.port(),
+                                      AnnounceTarget(ih, peer, 6666, 0, "&event=completed"))),
+            "peer_id in use with another key");
+  // Same key (libtorrent sends the UDP key as 8 hex digits over HTTP).
+  EXPECT_EQ(FailureReason(HttpGetFrom("127.0.0.2", t.host(), t.port(),
+                                      AnnounceTarget(ih, peer, 7002, 100, "&key=1A2B3C4D"))),
+            "");
+  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/peers");
+  EXPECT_NE(peers.body.find("\"ip\":\"127.0.0.2\",\"port\":7002"), std::string::npos) << peers.body;
+}
+
+// The binding is in the database too: a restart does not unbind a key.
+TEST(TrackerPeerIdentity, KeyBindingSurvivesRestart) {
+  TrackerProcess t;
+  ASSERT_TRUE(t.Start()) << t.error();
+  const std::string ih = Bytes20('h', 7), victim = Bytes20('v', 5);
+  ASSERT_EQ(FailureReason(HttpGetFrom("127.0.0.1", t.host(), t.port(),
+                                      AnnounceTarget(ih, victim, 7001, 100, "&key=5eed"))),
+            "");
+  t.Stop();  // a clean stop writes the final batch
+  ASSERT_TRUE(t.Start()) << t.error();
+  EXPECT_EQ(FailureReason(HttpGetFrom("127.0.0.2", t.host(), t.port(),
+                                      AnnounceTarget(ih, victim, 6666, 0, "&event=completed"))),
+            "peer_id in use with another key");
+  EXPECT_EQ(FailureReason(HttpGetFrom("127.0.0.1", t.host(), t.port(),
+                                      AnnounceTarget(ih, victim, 7001, 90, "&key=5eed"))),
+            "");
+}
+
+// Peer ids were published by /peers and /completion, which is what made
+// the impersonation easy. Now neither shows them.
+TEST(TrackerPeerIdentity, PeerViewsDoNotPublishPeerIds) {
+  TrackerProcess t;
+  ASSERT_TRUE(t.Start()) << t.error();
+  const std::string ih = Bytes20('h', 6), pid = Bytes20('v', 4);
+  ASSERT_EQ(FailureReason(HttpGet(t.host(), t.port(), AnnounceTarget(ih, pid, 7001, 100))), "");
+  for (const char* view : {"/peers", "/completion"}) {
+    auto r = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + view);
+    ASSERT_EQ(r.status, 200) << view;
+    EXPECT_EQ(r.body.find("peer_id"), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find(Hex(pid)), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find(pid), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find("\"peer\":\""), std::string::npos) << r.body;
+  }
+  // The token is stable for a peer.
+  auto a = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/completion");
+  auto b = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/completion");
+  EXPECT_EQ(a.body, b.body);
 }
 
 }  // namespace

@@ -58,10 +58,18 @@ struct HttpResult {
 // server closes or Content-Length bytes arrived). Gives up after `timeout`.
 // With read_to_close, reads everything until the server closes (the body
 // then holds any further responses too).
+// With `source`, the client socket is bound to that address first (any of
+// 127.0.0.0/8 works on loopback), so a test can play another host.
 HttpResult RawHttp(const std::string& host, std::uint16_t port, const std::string& raw,
                    std::chrono::milliseconds timeout = std::chrono::milliseconds(3000),
-                   bool read_to_close = false);
+                   bool read_to_close = false, const std::string& source = "");
 HttpResult HttpGet(const std::string& host, std::uint16_t port, const std::string& target);
+HttpResult HttpGetFrom(const std::string& source, const std::string& host, std::uint16_t port,
+                       const std::string& target);
+
+// A connected socket (SOCK_STREAM or SOCK_DGRAM) to host:port, bound to
+// `source` first when it is not empty; -1 on failure.
+int Connect(const std::string& host, std::uint16_t port, int type, const std::string& source = "");
 HttpResult HttpPut(const std::string& host, std::uint16_t port, const std::string& target,
                    const std::string& body, const std::string& extra_headers = "");
 
