@@ -87,15 +87,13 @@ bool UdpProtocol::Handle(const std::uint8_t* data, std::size_t n, const udp::end
   RequestKind kind = action == kAnnounce ? RequestKind::kUdpAnnounce
                      : action == kScrape ? RequestKind::kUdpScrape
                                          : RequestKind::kOther;
-  if (kind == RequestKind::kOther) {
+  // Nothing is sent to a source that has not proven it receives at its
+  // address (a valid connection id): a reply to a forged source would make
+  // this tracker a reflector (BEP 15). A client with an expired id hears
+  // nothing and, as BEP 15 clients do on a timeout, connects again.
+  if (kind == RequestKind::kOther || !ValidConnection(conn, from)) {
     metrics_.Count(kind, false);
-    Error(reply, txid, "unknown action");
-    return true;
-  }
-  if (!ValidConnection(conn, from)) {
-    metrics_.Count(kind, false);
-    Error(reply, txid, "invalid or expired connection id");
-    return true;
+    return false;
   }
   if (config_.private_mode) {
     metrics_.Count(kind, false);
