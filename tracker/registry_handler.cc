@@ -78,6 +78,15 @@ bool RegistryHandler::Authorized(std::string_view authorization) const {
          config_.admin.Matches(authorization.substr(kBearer.size()));
 }
 
+std::optional<HttpReply> RegistryHandler::CheckWriteAuthorized(std::string_view authorization,
+                                                               std::string_view path,
+                                                               std::string_view client) const {
+  if (Authorized(authorization)) return std::nullopt;
+  config_.log.Info("refused registry write PUT " + Printable(path) + " from " +
+                   std::string(client) + ": 401 admin token missing or wrong (body not read)");
+  return JsonError(401, "admin token missing or wrong");
+}
+
 void RegistryHandler::Handle(std::string_view method, std::string_view path, std::string_view query,
                              std::string body, std::string_view authorization,
                              std::string_view client, std::function<void(HttpReply)> respond) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,10 @@ class RegistryHandler {
   std::size_t max_body() const { return config_.limits.max_bytes; }
   // Whether `authorization` (the header's value) allows registry writes.
   bool Authorized(std::string_view authorization) const;
+  // The 401 reply (logged) when it does not; called before the body is read.
+  std::optional<HttpReply> CheckWriteAuthorized(std::string_view authorization,
+                                                std::string_view path,
+                                                std::string_view client) const;
 
  private:
   void Publish(std::string_view name, std::string_view query, std::string body,

@@ -1,5 +1,7 @@
 #include "tracker/tracker_app.h"
 
+#include <sys/resource.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/udp.hpp>
@@ -54,6 +56,26 @@ void Fail(const TrackerConfig& c, const proto::Logger& log, const std::string& m
   log.Error(msg);
 }
 
+// --max-connections above the descriptor limit only turns into failing
+// accept()s: lower it to the limit minus what the process needs besides
+// connections (stdio, the database and its WAL files, epoll, listeners,
+// one descriptor for refusing a connection over the cap).
+HttpLimits ClampConnections(HttpLimits http, std::size_t listeners, const proto::Logger& log) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return http;
+  const std::size_t reserve = 32 + 2 * listeners;
+  const auto limit = static_cast<std::size_t>(rl.rlim_cur);
+  const std::size_t most = limit > reserve + 1 ? limit - reserve : 1;
+  if (http.max_connections > most) {
+    log.Warning("--max-connections " + std::to_string(http.max_connections) + " lowered to " +
+                std::to_string(most) + ": the descriptor limit (ulimit -n) is " +
+                std::to_string(limit) + " and " + std::to_string(reserve) +
+                " are kept for the rest; raise the limit to allow more");
+    http.max_connections = most;
+  }
+  return http;
+}
+
 }  // namespace
 
 int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
@@ -101,6 +123,7 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
   uc.trust_ip_param = config.trust_ip_param;
   UdpProtocol udp_protocol(table, metrics, clock, uc, RandomSipKey());
 
+  const HttpLimits http_limits = ClampConnections(config.http, config.listen.size(), log);
   net::io_context io(config.threads);
   std::vector<std::unique_ptr<HttpServer>> http;
   std::vector<std::unique_ptr<UdpServer>> udp;
@@ -115,7 +138,7 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
     // TCP port, and UDP may find it taken, so try a few times.
     boost::system::error_code ec;
     for (int attempt = 0; attempt < 20; ++attempt) {
-      auto h = std::make_unique<HttpServer>(io, config.http, router, metrics, log);
+      auto h = std::make_unique<HttpServer>(io, http_limits, router, metrics, log);
       ec = h->Listen({at->ip, at->port});
       if (ec) break;
       std::uint16_t port = h->local_endpoint().port();

@@ -91,6 +91,7 @@ bool TrackerProcess::Start(const std::vector<std::string>& args, const std::stri
     if (capture_stderr_) {
       int fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
       if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
+      close(fd);
     }
     dup2(pipefd[1], 1);
     close(pipefd[0]);
