@@ -147,7 +147,7 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
 
   RegistryEntry entry;
   entry.name = std::string(name);
-  entry.torrent = std::move(body);
+  entry.torrent = std::make_shared<const std::string>(std::move(body));
   entry.size = meta->total_size;
   entry.piece_length = meta->piece_length;
   entry.pieces = meta->num_pieces;
@@ -214,7 +214,8 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
   if (sub == "torrent") {
     auto e = table_.Entry(*ih);
     if (!e) return JsonError(404, "no metainfo published for this swarm");
-    return {200, "application/x-bittorrent", std::move(e->torrent)};
+    // The one copy of the bytes is made here, outside the state mutex.
+    return {200, "application/x-bittorrent", e->torrent ? *e->torrent : std::string()};
   }
   auto peers = table_.Peers(*ih, now);
   if (!peers) return JsonError(404, "unknown swarm");

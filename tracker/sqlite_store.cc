@@ -171,8 +171,9 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
       RegistryEntry e;
       e.name = ColumnText(s.get(), 1);
       const void* blob = sqlite3_column_blob(s.get(), 2);
-      e.torrent.assign(static_cast<const char*>(blob ? blob : ""),
-                       static_cast<std::size_t>(sqlite3_column_bytes(s.get(), 2)));
+      e.torrent = std::make_shared<const std::string>(
+          static_cast<const char*>(blob ? blob : ""),
+          static_cast<std::size_t>(sqlite3_column_bytes(s.get(), 2)));
       e.size = sqlite3_column_int64(s.get(), 3);
       e.piece_length = sqlite3_column_int64(s.get(), 4);
       e.pieces = sqlite3_column_int64(s.get(), 5);
@@ -422,7 +423,9 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
       if (!ok) break;
       publish.Blob(1, p.ih.data(), 20);
       publish.Text(2, p.entry.name);
-      publish.Blob(3, p.entry.torrent.data(), p.entry.torrent.size());
+      static const std::string kNone;
+      const std::string& torrent = p.entry.torrent ? *p.entry.torrent : kNone;
+      publish.Blob(3, torrent.data(), torrent.size());
       publish.Int(4, p.entry.size);
       publish.Int(5, p.entry.piece_length);
       publish.Int(6, p.entry.pieces);

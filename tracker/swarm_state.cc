@@ -262,8 +262,16 @@ SwarmSummary SwarmTable::MakeSummary(const InfoHash& ih, const Swarm& s) const {
   SwarmSummary out;
   out.info_hash = ih;
   if (s.entry) {
-    RegistryEntry e = *s.entry;
-    e.torrent.clear();
+    // Field by field: the torrent bytes stay out of summaries and lists.
+    const RegistryEntry& from = *s.entry;
+    RegistryEntry e;
+    e.name = from.name;
+    e.size = from.size;
+    e.piece_length = from.piece_length;
+    e.pieces = from.pieces;
+    e.files = from.files;
+    e.push = from.push;
+    e.created = from.created;
     out.entry = std::move(e);
   }
   out.seeders = s.seeders;

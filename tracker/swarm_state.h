@@ -26,7 +26,10 @@ namespace swarmcast::tracker {
 // A published metainfo and what the registry shows about it.
 struct RegistryEntry {
   std::string name;
-  std::string torrent;  // the .torrent bytes exactly as published
+  // The .torrent bytes exactly as published; shared and immutable, so
+  // handing them out under the state mutex costs a reference count, not a
+  // copy of up to --max-torrent-bytes.
+  std::shared_ptr<const std::string> torrent;
   std::int64_t size = 0;
   std::int64_t piece_length = 0;
   std::int64_t pieces = 0;
@@ -82,7 +85,7 @@ struct SwarmCounts {
 
 struct SwarmSummary {
   InfoHash info_hash{};
-  std::optional<RegistryEntry> entry;  // without `torrent` (kept out of lists)
+  std::optional<RegistryEntry> entry;  // without `torrent` (null: kept out of lists)
   std::int64_t seeders = 0, leechers = 0, completed = 0, created = 0;
 };
 
