@@ -91,6 +91,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnHeader(beast::error_code ec) {
     if (ec) return ReadFailed(ec);
     const auto& req = parser_->get();
+    head_ = false;  // a reply before Handle() has a body, whatever came before
     if (req.target().size() > limits_.max_target_bytes) {
       return SendError(414, "request target too long");
     }
