@@ -243,8 +243,10 @@ Result<CompletionView, RegistryError> RegistryClient::GetCompletion(const std::s
     for (const Json& s : *it) {
       if (!s.is_object()) continue;
       if (out.stragglers.size() >= 10'000) break;
-      out.stragglers.push_back(Straggler{StrOrEmpty(s, "peer_id"), StrOrEmpty(s, "ip"),
-                                         IntOr0(s, "port"), IntOr0(s, "left"), IntOr0(s, "since"),
+      std::string peer = StrOrEmpty(s, "peer");
+      if (peer.empty()) peer = StrOrEmpty(s, "peer_id");
+      out.stragglers.push_back(Straggler{std::move(peer), StrOrEmpty(s, "ip"), IntOr0(s, "port"),
+                                         IntOr0(s, "left"), IntOr0(s, "since"),
                                          IntOr0(s, "last_announce")});
     }
   }

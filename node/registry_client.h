@@ -61,7 +61,9 @@ struct SwarmInfo {
 };
 
 struct Straggler {
-  std::string peer_id;
+  // The tracker's opaque token for the peer (its `peer` field; trackers
+  // before it stopped publishing peer ids sent `peer_id`).
+  std::string peer;
   std::string ip;
   std::int64_t port = 0;
   std::int64_t left = 0;

@@ -47,6 +47,9 @@ std::string AnnounceHandler::Announce(std::string_view query, std::string_view p
   auto start = std::chrono::steady_clock::now();
   auto fail = [&](std::string_view reason) {
     metrics_.Count(RequestKind::kHttpAnnounce, false);
+    if (config_.log.Enabled(proto::LogLevel::kDebug)) {
+      config_.log.Debug("refused announce from " + remote.to_string() + ": " + std::string(reason));
+    }
     return BencodeFailure(reason);
   };
   auto req = ParseAnnounceQuery(query, config_.limits);

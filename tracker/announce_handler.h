@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "proto/log.h"
 #include "tracker/clock.h"
 #include "tracker/metrics.h"
 #include "tracker/query_parse.h"
@@ -21,6 +22,7 @@ struct AnnounceConfig {
   bool trust_ip_param = false;  // honour `ip=`; only behind a trusted proxy or on a closed LAN
   TokenSet tokens;              // non-empty: private mode
   std::int64_t min_interval = 30;
+  proto::Logger log;  // refused HTTP announces, at debug only
 };
 
 // The address a request came from, as a PeerAddress (IPv4-mapped IPv6 is

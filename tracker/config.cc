@@ -38,9 +38,11 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   TrackerConfig& c = cl.config;
   double expire_factor = 3.0;
   std::int64_t max_torrent = static_cast<std::int64_t>(c.metainfo.max_bytes);
+  std::int64_t max_inflight = static_cast<std::int64_t>(c.http.max_body_bytes_in_flight);
   int request_timeout_ms = 10000, idle_timeout_ms = 30000, batch_ms = 1000;
   std::string admin_token_file, announce_token_file;
   std::int64_t db_refresh = -1;
+  std::string log_level = "info";
   po::options_description desc(
       "swarmcast-tracker: BitTorrent tracker (HTTP and UDP announce/scrape) and swarm\n"
       "registry with its state in SQLite.\n\n"
@@ -91,6 +93,9 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
      "like --admin-token, read from the first line of this file")
     ("max-torrent-bytes", po::value(&max_torrent)->default_value(max_torrent),
      "largest .torrent accepted by the registry")
+    ("max-body-bytes-in-flight", po::value(&max_inflight)->default_value(max_inflight),
+     "request body bytes received or handled at once over all connections (at least "
+     "--max-torrent-bytes); a request over it gets 503")
     ("max-header-bytes", po::value(&c.http.max_header_bytes)->default_value(c.http.max_header_bytes),
      "largest HTTP request line plus headers")
     ("max-target-bytes", po::value(&c.http.max_target_bytes)->default_value(c.http.max_target_bytes),
@@ -101,7 +106,8 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
      po::value(&c.query.max_scrape_hashes)->default_value(c.query.max_scrape_hashes),
      "most info-hashes in one HTTP scrape")
     ("max-connections", po::value(&c.http.max_connections)->default_value(c.http.max_connections),
-     "open HTTP connections; more are closed at once")
+     "open HTTP connections; more are closed at once. Lowered (with a warning) to the "
+     "descriptor limit (ulimit -n) minus a reserve")
     ("request-timeout-ms", po::value(&request_timeout_ms)->default_value(request_timeout_ms),
      "time allowed to send one request (slow clients are cut off)")
     ("idle-timeout-ms", po::value(&idle_timeout_ms)->default_value(idle_timeout_ms),
@@ -112,7 +118,10 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
      "seconds: a re-announce that changes only the time and byte counters is written to "
      "the database at most this often per peer (joins, leaves, events and progress always "
      "are); 0 writes every announce; default half the interval")
-    ("json", "print start-up and shutdown events as JSON lines");
+    ("json", "print start-up and shutdown events as JSON lines")
+    ("log-level", po::value(&log_level)->default_value(log_level),
+     "stderr log: error, warning (what an operator must act on), info (start-up, "
+     "publishes, refused writes, database failures) or debug (also refused HTTP announces)");
   // clang-format on
   po::variables_map vm;
   try {
@@ -132,6 +141,9 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   c.udp = !vm.count("no-udp");
   c.json = vm.count("json") > 0;
   c.trust_ip_param = vm.count("trust-ip-param") > 0;
+  auto level = proto::ParseLogLevel(log_level);
+  if (!level) return Unexpected("--log-level: " + level.error());
+  c.log_level = *level;
   c.state.require_registered = vm.count("require-registered") > 0;
   if (c.threads < 1 || c.threads > 64) return Unexpected(std::string("--threads must be 1..64"));
   if (c.state.interval < 1 || c.state.interval > 86400) {
@@ -146,6 +158,10 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   if (max_torrent < 1024 || max_torrent > (std::int64_t{1} << 30)) {
     return Unexpected(std::string("--max-torrent-bytes must be 1 KiB..1 GiB"));
   }
+  if (max_inflight < max_torrent || max_inflight > (std::int64_t{1} << 40)) {
+    return Unexpected(std::string("--max-body-bytes-in-flight must be --max-torrent-bytes..1 TiB"));
+  }
+  c.http.max_body_bytes_in_flight = static_cast<std::size_t>(max_inflight);
   if (request_timeout_ms < 10 || idle_timeout_ms < 10 || batch_ms < 1 || batch_ms > 60000) {
     return Unexpected(std::string("timeouts must be >= 10 ms and --batch-ms 1..60000"));
   }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/log.h"
 #include "proto/metainfo.h"
 #include "proto/result.h"
 #include "tracker/http_server.h"
@@ -29,6 +30,7 @@ struct TrackerConfig {
   std::string admin_token;
   std::chrono::milliseconds batch_interval{1000};
   bool json = false;
+  proto::LogLevel log_level = proto::LogLevel::kInfo;
 };
 
 struct CommandLine {

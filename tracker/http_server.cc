@@ -1,5 +1,6 @@
 #include "tracker/http_server.h"
 
+#include <array>
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
@@ -32,7 +33,10 @@ class Session : public std::enable_shared_from_this<Session> {
         remote_(remote) {
     metrics_.connections().fetch_add(1, std::memory_order_relaxed);
   }
-  ~Session() { metrics_.connections().fetch_sub(1, std::memory_order_relaxed); }
+  ~Session() {
+    ReleaseBody();
+    metrics_.connections().fetch_sub(1, std::memory_order_relaxed);
+  }
 
   void Start() {
     // No TCP_NODELAY: every response leaves in one write, so Nagle never
@@ -87,15 +91,33 @@ class Session : public std::enable_shared_from_this<Session> {
   void OnHeader(beast::error_code ec) {
     if (ec) return ReadFailed(ec);
     const auto& req = parser_->get();
+    head_ = false;  // a reply before Handle() has a body, whatever came before
     if (req.target().size() > limits_.max_target_bytes) {
       return SendError(414, "request target too long");
     }
     std::size_t limit = dispatcher_.BodyLimit(Sv(req.method_string()), Sv(req.target()));
     if (parser_->is_done()) return Handle();
+    // From here on a refusal leaves the body unread; the connection closes
+    // after the reply (LingerClose).
+    if (auto refused = dispatcher_.RefuseBeforeBody(Sv(req.method_string()), Sv(req.target()),
+                                                    Sv(req[http::field::authorization]), remote_)) {
+      body_unread_ = true;
+      keep_alive_ = false;
+      return Send(std::move(*refused));
+    }
     if (auto len = parser_->content_length(); len && *len > limit) {
+      body_unread_ = true;
       return SendError(413, "body too large");
     }
-    if (parser_->chunked() && limit == 0) return SendError(413, "body not allowed here");
+    if (parser_->chunked() && limit == 0) {
+      body_unread_ = true;
+      return SendError(413, "body not allowed here");
+    }
+    // A chunked body may grow to the route's limit: reserve all of it.
+    if (!ReserveBody(parser_->content_length().value_or(limit))) {
+      body_unread_ = true;
+      return SendError(503, "server busy: too many request bodies in flight, retry later");
+    }
     parser_->body_limit(limit);
     SetDeadline(limits_.request_timeout);
     auto read_body = [self = shared_from_this()] {
@@ -125,6 +147,25 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec == http::error::header_limit) return SendError(431, "request header too large");
     if (ec == http::error::body_limit) return SendError(413, "body too large");
     SendError(400, "malformed HTTP request: " + ec.message());
+  }
+
+  // Takes `n` bytes of the shared in-flight body budget; false when that
+  // would exceed it. Released when the reply goes out or the session ends.
+  bool ReserveBody(std::size_t n) {
+    auto& inflight = metrics_.body_bytes_in_flight();
+    std::size_t cur = inflight.load(std::memory_order_relaxed);
+    do {
+      if (n > limits_.max_body_bytes_in_flight || cur > limits_.max_body_bytes_in_flight - n) {
+        return false;
+      }
+    } while (!inflight.compare_exchange_weak(cur, cur + n, std::memory_order_relaxed));
+    reserved_ = n;
+    return true;
+  }
+  void ReleaseBody() {
+    if (reserved_ == 0) return;
+    metrics_.body_bytes_in_flight().fetch_sub(reserved_, std::memory_order_relaxed);
+    reserved_ = 0;
   }
 
   void SendError(unsigned status, std::string_view reason) {
@@ -158,6 +199,7 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void Send(HttpReply reply) {
     replied_ = true;
+    ReleaseBody();
     response_.emplace();
     response_->version(11);
     response_->result(reply.status);
@@ -170,6 +212,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (!dispatching_) SetDeadline(limits_.request_timeout);
     http::async_write(socket_, *response_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        if (!ec && self->body_unread_) return self->LingerClose();
                         if (ec || !self->keep_alive_) return self->Close();
                         self->ReadHeader(false);
                       });
@@ -180,6 +223,28 @@ class Session : public std::enable_shared_from_this<Session> {
   void Close() {
     boost::system::error_code ec;
     socket_.close(ec);
+  }
+
+  // After a reply sent without reading the request body: closing at once
+  // with unread bytes would make the kernel send RST, which can destroy the
+  // reply before the client reads it. So stop sending, then read and drop
+  // (into a small scratch buffer: the body is never stored) until the
+  // client closes, at most kLingerBytes or one request timeout.
+  void LingerClose() {
+    boost::system::error_code ec;
+    socket_.shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return Close();
+    SetDeadline(limits_.request_timeout);
+    Drain(0);
+  }
+  void Drain(std::size_t drained) {
+    static constexpr std::size_t kLingerBytes = 1 << 20;
+    if (drained >= kLingerBytes) return Close();
+    socket_.async_read_some(net::buffer(scratch_), [self = shared_from_this(), drained](
+                                                       beast::error_code ec, std::size_t n) {
+      if (ec) return self->Close();
+      self->Drain(drained + n);
+    });
   }
 
   tcp::socket socket_;
@@ -197,18 +262,24 @@ class Session : public std::enable_shared_from_this<Session> {
   bool head_ = false;
   bool dispatching_ = false;  // inside Dispatch: a reply now is synchronous
   bool replied_ = false;
+  bool body_unread_ = false;  // replied before reading the body: LingerClose
+  std::size_t reserved_ = 0;  // of Metrics::body_bytes_in_flight
+  std::array<char, 4096> scratch_;
 };
 
 }  // namespace
 
 class HttpServer::Acceptor : public std::enable_shared_from_this<HttpServer::Acceptor> {
  public:
-  Acceptor(net::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher, Metrics& metrics)
+  Acceptor(net::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher, Metrics& metrics,
+           proto::Logger log)
       : io_(io),
         acceptor_(net::make_strand(io)),
+        backoff_timer_(acceptor_.get_executor()),
         limits_(limits),
         dispatcher_(dispatcher),
-        metrics_(metrics) {}
+        metrics_(metrics),
+        log_(std::move(log)) {}
 
   boost::system::error_code Listen(const tcp::endpoint& at) {
     boost::system::error_code ec;
@@ -237,14 +308,41 @@ class HttpServer::Acceptor : public std::enable_shared_from_this<HttpServer::Acc
           if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) {
             return;
           }
+          if (ec == net::error::no_descriptors ||
+              ec == boost::system::errc::too_many_files_open_in_system) {
+            return self->BackOff(ec);
+          }
           if (!ec) self->OnAccept(std::move(s));
+          if (!ec && self->backoff_.count() > 0) {
+            self->log_.Info("accepting connections again");
+            self->backoff_ = {};
+          }
           self->Accept();
         });
+  }
+  // Out of descriptors: the pending connection stays in the backlog and
+  // accept() would fail again at once, so retrying now spins a core. Wait,
+  // longer each time in a row, until sessions have closed.
+  void BackOff(const boost::system::error_code& ec) {
+    if (backoff_.count() == 0) {
+      log_.Warning("accept failed: " + ec.message() +
+                   "; pausing accepts (raise the descriptor limit, ulimit -n, or lower "
+                   "--max-connections)");
+    }
+    backoff_ = backoff_.count() == 0 ? limits_.accept_backoff_min
+                                     : std::min(backoff_ * 2, limits_.accept_backoff_max);
+    metrics_.Count(RequestKind::kOther, false);
+    backoff_timer_.expires_after(backoff_);
+    backoff_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+      if (ec || !self->acceptor_.is_open()) return;
+      self->Accept();
+    });
   }
   void Stop() {
     net::post(acceptor_.get_executor(), [self = shared_from_this()] {
       boost::system::error_code ec;
       self->acceptor_.close(ec);
+      self->backoff_timer_.cancel();
     });
   }
 
@@ -263,15 +361,18 @@ class HttpServer::Acceptor : public std::enable_shared_from_this<HttpServer::Acc
 
   net::io_context& io_;
   tcp::acceptor acceptor_;
-  tcp::endpoint peer_;  // filled by each accept
+  net::steady_timer backoff_timer_;
+  std::chrono::milliseconds backoff_{0};  // current pause; 0 when accepting normally
+  tcp::endpoint peer_;                    // filled by each accept
   const HttpLimits limits_;
   HttpDispatcher& dispatcher_;
   Metrics& metrics_;
+  const proto::Logger log_;
 };
 
 HttpServer::HttpServer(net::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher,
-                       Metrics& metrics)
-    : acceptor_(std::make_shared<Acceptor>(io, limits, dispatcher, metrics)) {}
+                       Metrics& metrics, proto::Logger log)
+    : acceptor_(std::make_shared<Acceptor>(io, limits, dispatcher, metrics, std::move(log))) {}
 HttpServer::~HttpServer() = default;
 boost::system::error_code HttpServer::Listen(const tcp::endpoint& at) {
   return acceptor_->Listen(at);

@@ -13,9 +13,11 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "proto/log.h"
 #include "tracker/http_reply.h"
 #include "tracker/metrics.h"
 
@@ -27,6 +29,12 @@ struct HttpLimits {
   std::chrono::milliseconds request_timeout{10000};  // to read one request
   std::chrono::milliseconds idle_timeout{30000};     // keep-alive wait between requests
   std::size_t max_connections = 10000;
+  // Request body bytes being read or handled at once, over all
+  // connections and listeners; a request that would go over gets 503.
+  std::size_t max_body_bytes_in_flight = std::size_t{64} << 20;
+  // After accept() fails for want of descriptors (EMFILE, ENFILE), accepting
+  // pauses this long, doubling per failure in a row up to the max.
+  std::chrono::milliseconds accept_backoff_min{100}, accept_backoff_max{1000};
   int threads = 1;  // threads running the io_context: above 1, a strand per connection
 };
 
@@ -45,14 +53,22 @@ class HttpDispatcher {
   virtual std::size_t BodyLimit(std::string_view method, std::string_view target) const = 0;
   // The largest BodyLimit over all routes.
   virtual std::size_t MaxBodyLimit() const = 0;
+  // Called once the header is read, before any of the body is: a reply
+  // here (401 for a registry write without the admin token) is sent
+  // without reading the body. nullopt: go on.
+  virtual std::optional<HttpReply> RefuseBeforeBody(std::string_view method,
+                                                    std::string_view target,
+                                                    std::string_view authorization,
+                                                    const boost::asio::ip::address& remote) = 0;
   // Must call `respond` exactly once, from any thread.
   virtual void Dispatch(HttpRequest request, std::function<void(HttpReply)> respond) = 0;
 };
 
 class HttpServer {
  public:
+  // `log` gets refused request bodies (info) and accept failures (warning).
   HttpServer(boost::asio::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher,
-             Metrics& metrics);
+             Metrics& metrics, proto::Logger log = {});
   ~HttpServer();
 
   // Binds and listens; returns the bound endpoint (port 0 picks one).

@@ -70,6 +70,9 @@ std::string Metrics::Render(const GaugeValues& g) const {
        static_cast<long long>(g.pending_writes)},
       {"swarmcast_tracker_http_connections", "Open HTTP connections.",
        static_cast<long long>(g.connections)},
+      {"swarmcast_tracker_http_body_bytes_in_flight",
+       "Request body bytes being received or handled now.",
+       static_cast<long long>(body_bytes_in_flight_.load(std::memory_order_relaxed))},
   };
   for (const Gauge& x : gauges) {
     Append(out, "# HELP %s %s\n# TYPE %s gauge\n%s %lld\n", x.name, x.help, x.name, x.name,

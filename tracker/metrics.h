@@ -51,6 +51,9 @@ class Metrics {
   Histogram& announce_latency() { return announce_latency_; }
   Histogram& db_write_latency() { return db_write_latency_; }
   std::atomic<std::int64_t>& connections() { return connections_; }
+  // Request body bytes reserved by HTTP sessions now (HttpLimits::
+  // max_body_bytes_in_flight caps the sum over every listener).
+  std::atomic<std::size_t>& body_bytes_in_flight() { return body_bytes_in_flight_; }
 
   std::string Render(const GaugeValues& gauges) const;
 
@@ -59,6 +62,7 @@ class Metrics {
       requests_{};
   std::atomic<std::uint64_t> db_rows_{0}, db_errors_{0};
   std::atomic<std::int64_t> connections_{0};
+  std::atomic<std::size_t> body_bytes_in_flight_{0};
   Histogram announce_latency_;
   Histogram db_write_latency_;
 };

@@ -10,6 +10,10 @@ namespace swarmcast::tracker {
 struct Peer {
   PeerId id{};
   PeerAddress addr;
+  // The BEP 7 key the peer announced with, if any. The entry is bound to
+  // (id, addr.ip) and, with a key, to the key: see SwarmTable::Announce.
+  std::uint64_t key = 0;
+  bool has_key = false;
   std::int64_t uploaded = 0;
   std::int64_t downloaded = 0;
   std::int64_t left = 0;

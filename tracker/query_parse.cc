@@ -49,6 +49,26 @@ bool DecodeHash(std::string_view raw, std::size_t max_len, std::array<std::uint8
   return bytes.size() == 40 && FromHex(bytes, out);
 }
 
+// The `key` value as a number: hex digits read as such, anything else
+// hashed with FNV-1a (fixed, so the value survives a restart in the
+// database).
+std::uint64_t KeyValue(std::string_view key) {
+  std::uint64_t v = 0;
+  bool hex = key.size() <= 16;
+  for (char c : key) {
+    int d = HexDigit(c);
+    if (d < 0) {
+      hex = false;
+      break;
+    }
+    v = v << 4 | static_cast<std::uint64_t>(d);
+  }
+  if (hex) return v;
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : key) h = (h ^ static_cast<std::uint8_t>(c)) * 0x100000001b3ULL;
+  return h;
+}
+
 }  // namespace
 
 SplitTargetResult SplitTarget(std::string_view target) {
@@ -198,7 +218,17 @@ Result<AnnounceRequest, std::string> ParseAnnounceQuery(std::string_view query,
           }
           return true;
         }
-        // Other parameters (key, corrupt, supportcrypto, trackerid, ...) carry
+        if (name == "key") {
+          if (!once(2048, name)) return false;
+          if (!PercentDecode(raw, limits.max_value_length, value)) {
+            error = "invalid key";
+            return false;
+          }
+          req.has_key = !value.empty();
+          req.key = KeyValue(value);
+          return true;
+        }
+        // Other parameters (corrupt, supportcrypto, trackerid, ...) carry
         // nothing this tracker uses; their count is still bounded above.
         if (raw.size() > 3 * limits.max_value_length) {
           error = "parameter too long";

@@ -31,6 +31,12 @@ struct AnnounceRequest {
   int numwant = -1;  // -1: not given, use the server default
   bool compact = true;
   bool no_peer_id = false;
+  // BEP 7 `key` (BEP 15: the key field): binds the peer entry to this
+  // client across address changes. Up to 16 hex digits are read as a
+  // number (so `key=0000ABCD` over HTTP equals key 0xABCD over UDP, as
+  // libtorrent sends them); any other value is hashed (FNV-1a 64).
+  bool has_key = false;
+  std::uint64_t key = 0;
   std::string ip;     // the `ip` parameter as sent; used only when trusted
   std::string token;  // the `token` parameter (private mode)
 };

@@ -25,6 +25,39 @@ Json SummaryJson(const SwarmSummary& s) {
   return j;
 }
 
+// `s` fit for one log line: at most 128 bytes, anything outside printable
+// ASCII as \xNN (names come from the request before they are checked).
+std::string Printable(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && i < 128; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  if (s.size() > 128) out += "...";
+  return out;
+}
+
+// The peer views never show peer ids: whoever knows a peer's id could
+// announce as it. They show this instead: 16 hex digits of a keyed hash of
+// (swarm, peer id), stable for a peer, useless to impersonate it.
+std::string PeerToken(const SipKey& key, const InfoHash& ih, const PeerId& id) {
+  std::uint8_t buf[40];
+  std::copy(ih.begin(), ih.end(), buf);
+  std::copy(id.begin(), id.end(), buf + 20);
+  const std::uint64_t h = SipHash24(key, buf, sizeof buf);
+  static const char kHex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 0; i < 16; ++i) out[static_cast<std::size_t>(i)] = kHex[(h >> (60 - 4 * i)) & 15];
+  return out;
+}
+
 // "IP:PORT" or "[IPv6]:PORT" with a port in 1..65535; returns the
 // normalised form, or empty when invalid.
 std::string NormalisePush(std::string_view s) {
@@ -38,9 +71,25 @@ RegistryHandler::RegistryHandler(SwarmTable& table, RegistryStore* store, const 
                                  RegistryConfig config)
     : table_(table), store_(store), clock_(clock), config_(std::move(config)) {}
 
+bool RegistryHandler::Authorized(std::string_view authorization) const {
+  if (config_.admin.empty()) return true;
+  constexpr std::string_view kBearer = "Bearer ";
+  return authorization.substr(0, kBearer.size()) == kBearer &&
+         config_.admin.Matches(authorization.substr(kBearer.size()));
+}
+
+std::optional<HttpReply> RegistryHandler::CheckWriteAuthorized(std::string_view authorization,
+                                                               std::string_view path,
+                                                               std::string_view client) const {
+  if (Authorized(authorization)) return std::nullopt;
+  config_.log.Info("refused registry write PUT " + Printable(path) + " from " +
+                   std::string(client) + ": 401 admin token missing or wrong (body not read)");
+  return JsonError(401, "admin token missing or wrong");
+}
+
 void RegistryHandler::Handle(std::string_view method, std::string_view path, std::string_view query,
                              std::string body, std::string_view authorization,
-                             std::function<void(HttpReply)> respond) {
+                             std::string_view client, std::function<void(HttpReply)> respond) {
   constexpr std::string_view kPrefix = "/v1/swarms";
   std::string_view rest = path.substr(kPrefix.size());
   if (rest.empty() || rest == "/") {
@@ -59,24 +108,28 @@ void RegistryHandler::Handle(std::string_view method, std::string_view path, std
       slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
   if (method == "PUT") {
     if (!sub.empty()) return respond(JsonError(405, "method not allowed"));
-    return Publish(key, query, std::move(body), authorization, std::move(respond));
+    return Publish(key, query, std::move(body), authorization, client, std::move(respond));
   }
   if (method != "GET" && method != "HEAD") return respond(JsonError(405, "method not allowed"));
   respond(Get(key, sub));
 }
 
 void RegistryHandler::Publish(std::string_view name, std::string_view query, std::string body,
-                              std::string_view authorization,
+                              std::string_view authorization, std::string_view client,
                               std::function<void(HttpReply)> respond) {
-  if (!config_.admin.empty()) {
-    constexpr std::string_view kBearer = "Bearer ";
-    if (authorization.substr(0, kBearer.size()) != kBearer ||
-        !config_.admin.Matches(authorization.substr(kBearer.size()))) {
-      return respond(JsonError(401, "admin token missing or wrong"));
+  const proto::Logger& log = config_.log;
+  auto refuse = [&](unsigned status, const std::string& reason) {
+    if (log.Enabled(proto::LogLevel::kInfo)) {
+      log.Info("refused publish of '" + Printable(name) + "' from " + std::string(client) + ": " +
+               std::to_string(status) + " " + reason);
     }
+    respond(JsonError(status, reason));
+  };
+  if (!config_.admin.empty() && !Authorized(authorization)) {
+    return refuse(401, "admin token missing or wrong");
   }
   if (!proto::IsValidSwarmName(name)) {
-    return respond(JsonError(400, "invalid name: use " + std::string(proto::kSwarmNameRule)));
+    return refuse(400, "invalid name: use " + std::string(proto::kSwarmNameRule));
   }
   std::string push;
   for (std::string_view q = query; !q.empty();) {
@@ -86,15 +139,15 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
     if (pair.substr(0, 5) != "push=") continue;
     std::string decoded;
     if (!PercentDecode(pair.substr(5), 128, decoded) || (push = NormalisePush(decoded)).empty()) {
-      return respond(JsonError(400, "invalid push endpoint: want IP:PORT"));
+      return refuse(400, "invalid push endpoint: want IP:PORT");
     }
   }
   auto meta = proto::CheckMetainfo(body, config_.limits);
-  if (!meta) return respond(JsonError(400, "invalid torrent: " + meta.error()));
+  if (!meta) return refuse(400, "invalid torrent: " + meta.error());
 
   RegistryEntry entry;
   entry.name = std::string(name);
-  entry.torrent = std::move(body);
+  entry.torrent = std::make_shared<const std::string>(std::move(body));
   entry.size = meta->total_size;
   entry.piece_length = meta->piece_length;
   entry.pieces = meta->num_pieces;
@@ -104,10 +157,12 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   PublishOutcome r = table_.Publish(meta->info_hash, entry, now);
   switch (r.kind) {
     case PublishOutcome::kNameTaken:
-      return respond(JsonError(409, "name already published with info_hash " + r.other));
+      return refuse(409, "name already published with info_hash " + r.other);
     case PublishOutcome::kHashTaken:
-      return respond(JsonError(409, "info_hash already published as '" + r.other + "'"));
+      return refuse(409, "info_hash already published as '" + r.other + "'");
     case PublishOutcome::kFull:
+      log.Warning("swarm limit reached (--max-swarms): refused publish of '" + std::string(name) +
+                  "' from " + std::string(client));
       return respond(JsonError(503, "tracker full: swarm limit reached"));
     case PublishOutcome::kCreated:
     case PublishOutcome::kUpdated:
@@ -125,14 +180,26 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   j["files"] = meta->file_count;
   j["push"] = StringOrNull(push);
   HttpReply reply = JsonReply(r.kind == PublishOutcome::kCreated ? 201 : 200, j);
-  if (!store_ || !stored) return respond(std::move(reply));
-  store_->PersistPublish(meta->info_hash, *stored,
-                         [reply = std::move(reply), respond = std::move(respond)](bool ok) mutable {
-                           if (ok) return respond(std::move(reply));
-                           respond(JsonError(500,
-                                             "database write failed; the swarm is served "
-                                             "from memory but not yet durable"));
-                         });
+  std::string what = std::string(name) + " " + ToHex(meta->info_hash) +
+                     (r.kind == PublishOutcome::kCreated ? " (created" : " (updated") +
+                     (push.empty() ? "" : ", push " + push) + ") from " + std::string(client);
+  if (!store_ || !stored) {
+    log.Info("published " + what);
+    return respond(std::move(reply));
+  }
+  store_->PersistPublish(
+      meta->info_hash, *stored,
+      [reply = std::move(reply), respond = std::move(respond), what = std::move(what),
+       &log](bool ok) mutable {
+        if (ok) {
+          log.Info("published " + what);
+          return respond(std::move(reply));
+        }
+        log.Error("publish of " + what + " not durable: the database write failed");
+        respond(JsonError(500,
+                          "database write failed; the swarm is served "
+                          "from memory but not yet durable"));
+      });
 }
 
 HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
@@ -147,7 +214,8 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
   if (sub == "torrent") {
     auto e = table_.Entry(*ih);
     if (!e) return JsonError(404, "no metainfo published for this swarm");
-    return {200, "application/x-bittorrent", std::move(e->torrent)};
+    // The one copy of the bytes is made here, outside the state mutex.
+    return {200, "application/x-bittorrent", e->torrent ? *e->torrent : std::string()};
   }
   auto peers = table_.Peers(*ih, now);
   if (!peers) return JsonError(404, "unknown swarm");
@@ -155,7 +223,7 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
     Json list = Json::array();
     for (const PeerView& v : *peers) {
       Json p;
-      p["peer_id"] = ToHex(v.peer.id);
+      p["peer"] = PeerToken(config_.peer_token_key, *ih, v.peer.id);
       p["ip"] = v.peer.addr.IpString();
       p["port"] = v.peer.addr.port;
       p["uploaded"] = v.peer.uploaded;
@@ -190,7 +258,7 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
     Json stragglers = Json::array();
     for (const PeerView* v : unfinished) {
       Json p;
-      p["peer_id"] = ToHex(v->peer.id);
+      p["peer"] = PeerToken(config_.peer_token_key, *ih, v->peer.id);
       p["ip"] = v->peer.addr.IpString();
       p["port"] = v->peer.addr.port;
       p["left"] = v->peer.left;

@@ -8,12 +8,15 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "proto/log.h"
 #include "proto/metainfo.h"
 #include "tracker/clock.h"
 #include "tracker/http_reply.h"
+#include "tracker/siphash.h"
 #include "tracker/swarm_state.h"
 #include "tracker/token_check.h"
 
@@ -29,7 +32,11 @@ class RegistryStore {
 
 struct RegistryConfig {
   proto::MetainfoLimits limits;
-  TokenSet admin;  // non-empty: PUT needs "Authorization: Bearer <token>"
+  TokenSet admin;     // non-empty: PUT needs "Authorization: Bearer <token>"
+  proto::Logger log;  // publishes and refused writes (info), failed commits (error)
+  // Key of the opaque `peer` token the peer views show instead of the peer
+  // id (drawn at start-up: stable for a peer within one tracker run).
+  SipKey peer_token_key{};
 };
 
 class RegistryHandler {
@@ -37,16 +44,24 @@ class RegistryHandler {
   RegistryHandler(SwarmTable& table, RegistryStore* store, const Clock& clock,
                   RegistryConfig config);
 
-  // `path` starts with /v1/swarms; `method` is the HTTP method name.
+  // `path` starts with /v1/swarms; `method` is the HTTP method name;
+  // `client` is the client's address, for the log.
   void Handle(std::string_view method, std::string_view path, std::string_view query,
-              std::string body, std::string_view authorization,
+              std::string body, std::string_view authorization, std::string_view client,
               std::function<void(HttpReply)> respond);
 
   std::size_t max_body() const { return config_.limits.max_bytes; }
+  // Whether `authorization` (the header's value) allows registry writes.
+  bool Authorized(std::string_view authorization) const;
+  // The 401 reply (logged) when it does not; called before the body is read.
+  std::optional<HttpReply> CheckWriteAuthorized(std::string_view authorization,
+                                                std::string_view path,
+                                                std::string_view client) const;
 
  private:
   void Publish(std::string_view name, std::string_view query, std::string body,
-               std::string_view authorization, std::function<void(HttpReply)> respond);
+               std::string_view authorization, std::string_view client,
+               std::function<void(HttpReply)> respond);
   HttpReply Get(std::string_view key, std::string_view sub);
 
   SwarmTable& table_;

@@ -39,6 +39,16 @@ std::size_t Router::BodyLimit(std::string_view method, std::string_view target) 
   return 0;
 }
 
+std::optional<HttpReply> Router::RefuseBeforeBody(std::string_view method, std::string_view target,
+                                                  std::string_view authorization,
+                                                  const boost::asio::ip::address& remote) {
+  const std::string_view path = SplitTarget(target).path;
+  if (method != "PUT" || !IsRegistryPath(path)) return std::nullopt;
+  auto refused = registry_.CheckWriteAuthorized(authorization, path, remote.to_string());
+  if (refused) metrics_.Count(RequestKind::kRegistry, false);
+  return refused;
+}
+
 void Router::Dispatch(HttpRequest request, std::function<void(HttpReply)> respond) {
   auto [path, query] = SplitTarget(request.target);
   std::string_view token;
@@ -57,7 +67,7 @@ void Router::Dispatch(HttpRequest request, std::function<void(HttpReply)> respon
       respond(std::move(r));
     };
     return registry_.Handle(request.method, path, query, std::move(request.body),
-                            request.authorization, std::move(counted));
+                            request.authorization, request.remote.to_string(), std::move(counted));
   }
   if (path == "/metrics") {
     if (!get) return respond(JsonError(405, "method not allowed"));

@@ -18,6 +18,9 @@ class Router final : public HttpDispatcher {
 
   std::size_t BodyLimit(std::string_view method, std::string_view target) const override;
   std::size_t MaxBodyLimit() const override { return registry_.max_body(); }
+  std::optional<HttpReply> RefuseBeforeBody(std::string_view method, std::string_view target,
+                                            std::string_view authorization,
+                                            const boost::asio::ip::address& remote) override;
   void Dispatch(HttpRequest request, std::function<void(HttpReply)> respond) override;
 
  private:

@@ -29,6 +29,9 @@ const char* const kMigrations[] = {
     "  event INTEGER NOT NULL, stopped INTEGER NOT NULL, counted INTEGER NOT NULL,"
     "  first_seen INTEGER NOT NULL, last_announce INTEGER NOT NULL,"
     "  PRIMARY KEY(info_hash, peer_id)) WITHOUT ROWID;",
+    // 2: the peer's BEP 7 key (NULL: it sent none), so the binding of a
+    // peer entry to its key survives a restart.
+    "ALTER TABLE peers ADD COLUMN key INTEGER;",
 };
 static_assert(std::size(kMigrations) == SqliteStore::kSchemaVersion);
 
@@ -88,7 +91,8 @@ std::string ColumnText(sqlite3_stmt* s, int col) {
 }  // namespace
 
 Result<std::unique_ptr<SqliteStore>, std::string> SqliteStore::Open(const std::string& path,
-                                                                    Metrics& metrics) {
+                                                                    Metrics& metrics,
+                                                                    proto::Logger log) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(
       path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
@@ -98,7 +102,7 @@ Result<std::unique_ptr<SqliteStore>, std::string> SqliteStore::Open(const std::s
     sqlite3_close(db);
     return Unexpected(e);
   }
-  std::unique_ptr<SqliteStore> store(new SqliteStore(db, metrics));
+  std::unique_ptr<SqliteStore> store(new SqliteStore(db, metrics, std::move(log)));
   std::string error;
   // WAL lets readers (sqlite3 CLI, backups) run beside the writer;
   // synchronous=NORMAL keeps every committed batch across a process crash.
@@ -114,7 +118,8 @@ Result<std::unique_ptr<SqliteStore>, std::string> SqliteStore::Open(const std::s
   return store;
 }
 
-SqliteStore::SqliteStore(sqlite3* db, Metrics& metrics) : db_(db), metrics_(metrics) {}
+SqliteStore::SqliteStore(sqlite3* db, Metrics& metrics, proto::Logger log)
+    : db_(db), metrics_(metrics), log_(std::move(log)) {}
 
 SqliteStore::~SqliteStore() {
   Stop();
@@ -166,8 +171,9 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
       RegistryEntry e;
       e.name = ColumnText(s.get(), 1);
       const void* blob = sqlite3_column_blob(s.get(), 2);
-      e.torrent.assign(static_cast<const char*>(blob ? blob : ""),
-                       static_cast<std::size_t>(sqlite3_column_bytes(s.get(), 2)));
+      e.torrent = std::make_shared<const std::string>(
+          static_cast<const char*>(blob ? blob : ""),
+          static_cast<std::size_t>(sqlite3_column_bytes(s.get(), 2)));
       e.size = sqlite3_column_int64(s.get(), 3);
       e.piece_length = sqlite3_column_int64(s.get(), 4);
       e.pieces = sqlite3_column_int64(s.get(), 5);
@@ -182,7 +188,7 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
   }
   Stmt p(db_,
          "SELECT info_hash, peer_id, ip, port, uploaded, downloaded, left, event, stopped,"
-         " counted, first_seen, last_announce FROM peers");
+         " counted, first_seen, last_announce, key FROM peers");
   if (!p) return Unexpected(std::string("reading peers: ") + sqlite3_errmsg(db_));
   while (sqlite3_step(p.get()) == SQLITE_ROW) {
     InfoHash ih;
@@ -204,6 +210,8 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
     peer.first_seen = sqlite3_column_int64(p.get(), 10);
     peer.last_announce = sqlite3_column_int64(p.get(), 11);
     peer.persisted_at = peer.last_announce;
+    peer.has_key = sqlite3_column_type(p.get(), 12) != SQLITE_NULL;
+    peer.key = static_cast<std::uint64_t>(sqlite3_column_int64(p.get(), 12));
     table.RestorePeer(ih, peer);
     ++stats.peers;
   }
@@ -294,11 +302,17 @@ void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
     if (!batch.empty()) {
       auto start = std::chrono::steady_clock::now();
       std::size_t rows = 0;
-      bool ok = WriteBatch(batch, rows);
+      std::string error;
+      bool ok = WriteBatch(batch, rows, error);
       metrics_.db_write_latency().Observe(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       if (ok) {
         metrics_.CountDbRows(rows);
+        if (failed_batches_ > 0) {
+          log_.Warning("database writes work again after " + std::to_string(failed_batches_) +
+                       " failed batches");
+        }
+        failed_batches_ = 0;
       } else {
         // Keep the failed changes for the next try (a full disk may clear);
         // newer pending changes for the same key win.
@@ -307,6 +321,13 @@ void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
         std::lock_guard lock(pending_mu_);
         pending_.peers.insert(pending_.peers.begin(), batch.peers.begin(), batch.peers.end());
         pending_.swarms.insert(pending_.swarms.begin(), batch.swarms.begin(), batch.swarms.end());
+        ++failed_batches_;
+        // Under pending_mu_: the count includes what arrived meanwhile.
+        log_.Error("database batch failed (" + std::to_string(failed_batches_) +
+                   " in a row): " + error + "; " +
+                   std::to_string(pending_.peers.size() + pending_.swarms.size() +
+                                  pending_.publishes.size()) +
+                   " changes pending, retried next batch");
       }
       for (Publish& p : batch.publishes) {
         if (p.done) p.done(ok);
@@ -337,7 +358,7 @@ void SqliteStore::KeepLatestPerPeer(std::vector<PeerChange>& peers) {
   peers = std::move(kept);
 }
 
-bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows) {
+bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error) {
   // Only the latest change per peer is written, in key order: sorted keys
   // touch each B-tree page once instead of at random.
   std::vector<std::uint32_t> order(batch.peers.size());
@@ -355,7 +376,7 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows) {
            batch.peers[a].peer.id == batch.peers[b].peer.id;
   };
 
-  if (!Exec(db_, "BEGIN IMMEDIATE")) return false;
+  if (!Exec(db_, "BEGIN IMMEDIATE", &error)) return false;
   bool ok = true;
   {
     Stmt del_swarm(db_, "DELETE FROM swarms WHERE info_hash = ?");
@@ -372,13 +393,14 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows) {
                  " files = excluded.files, push = excluded.push");
     Stmt up_peer(db_,
                  "INSERT INTO peers(info_hash, peer_id, ip, port, uploaded, downloaded,"
-                 " left, event, stopped, counted, first_seen, last_announce)"
-                 " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                 " left, event, stopped, counted, first_seen, last_announce, key)"
+                 " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                  " ON CONFLICT(info_hash, peer_id) DO UPDATE SET ip = excluded.ip,"
                  " port = excluded.port, uploaded = excluded.uploaded,"
                  " downloaded = excluded.downloaded, left = excluded.left,"
                  " event = excluded.event, stopped = excluded.stopped,"
-                 " counted = excluded.counted, last_announce = excluded.last_announce");
+                 " counted = excluded.counted, last_announce = excluded.last_announce,"
+                 " key = excluded.key");
     Stmt del_peer(db_, "DELETE FROM peers WHERE info_hash = ? AND peer_id = ?");
     ok = del_swarm && del_swarm_peers && up_swarm && publish && up_peer && del_peer;
     // Swarm rows first (a peer row may belong to a swarm created in this
@@ -401,7 +423,9 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows) {
       if (!ok) break;
       publish.Blob(1, p.ih.data(), 20);
       publish.Text(2, p.entry.name);
-      publish.Blob(3, p.entry.torrent.data(), p.entry.torrent.size());
+      static const std::string kNone;
+      const std::string& torrent = p.entry.torrent ? *p.entry.torrent : kNone;
+      publish.Blob(3, torrent.data(), torrent.size());
       publish.Int(4, p.entry.size);
       publish.Int(5, p.entry.piece_length);
       publish.Int(6, p.entry.pieces);
@@ -432,16 +456,22 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows) {
         up_peer.Int(10, p.counted_complete);
         up_peer.Int(11, p.first_seen);
         up_peer.Int(12, p.last_announce);
+        if (p.has_key) {
+          up_peer.Int(13, static_cast<std::int64_t>(p.key));
+        } else {
+          sqlite3_bind_null(up_peer.get(), 13);
+        }
         ok = up_peer.Run();
       }
       ++rows;
     }
   }
   if (!ok) {
+    error = sqlite3_errmsg(db_);
     Exec(db_, "ROLLBACK");
     return false;
   }
-  return Exec(db_, "COMMIT");
+  return Exec(db_, "COMMIT", &error);
 }
 
 }  // namespace swarmcast::tracker

@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "proto/log.h"
 #include "proto/result.h"
 #include "tracker/metrics.h"
 #include "tracker/registry_handler.h"
@@ -32,12 +33,14 @@ namespace swarmcast::tracker {
 
 class SqliteStore final : public StateSink, public RegistryStore {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Opens or creates the database and brings its schema up to date. Fails
   // (with a reason) on an unreadable file or a schema newer than this build.
+  // A failed batch is logged on `log` (error) with the pending count.
   static Result<std::unique_ptr<SqliteStore>, std::string> Open(const std::string& path,
-                                                                Metrics& metrics);
+                                                                Metrics& metrics,
+                                                                proto::Logger log = {});
   ~SqliteStore() override;
 
   struct LoadStats {
@@ -87,14 +90,16 @@ class SqliteStore final : public StateSink, public RegistryStore {
   };
   static constexpr std::size_t kEarlyFlush = 1u << 15;
 
-  SqliteStore(sqlite3* db, Metrics& metrics);
+  SqliteStore(sqlite3* db, Metrics& metrics, proto::Logger log);
   bool Migrate(std::string& error);
   void WriterLoop(std::chrono::milliseconds interval);
   static void KeepLatestPerPeer(std::vector<PeerChange>& peers);
-  bool WriteBatch(Batch& batch, std::size_t& rows);
+  bool WriteBatch(Batch& batch, std::size_t& rows, std::string& error);
 
   sqlite3* db_;  // used by the writer thread only, once started
   Metrics& metrics_;
+  const proto::Logger log_;
+  int failed_batches_ = 0;  // in a row; writer thread only
 
   mutable std::mutex pending_mu_;  // guards pending_, writing_, urgent_, stopping_
   std::condition_variable wake_;

@@ -116,14 +116,25 @@ Result<AnnounceOutcome, std::string> SwarmTable::Announce(const AnnounceRequest&
     AddPeer(s, p);
     ++total_peers_;
   } else {
+    const Peer& known = s.peers[self];
+    const bool same_ip = known.addr.v6 == from.v6 && known.addr.ip == from.ip;
+    if (known.has_key ? !(req.has_key && req.key == known.key) : !same_ip) {
+      return Unexpected(std::string(known.has_key ? "peer_id in use with another key"
+                                                  : "peer_id in use from another address"));
+    }
     CountPeer(s, s.peers[self], -1);
   }
   Peer& p = s.peers[self];
+  const bool key_changed = req.has_key && !p.has_key;
+  if (key_changed) {
+    p.key = req.key;
+    p.has_key = true;
+  }
   const std::int64_t old_left = p.left;
   // Whether the database needs this announce: anything but the counters and
   // the time changed, or the stored time is older than db_refresh.
-  const bool changed = fresh || req.event != AnnounceEvent::kNone || p.left != req.left ||
-                       !(p.addr == from) || p.stopped ||
+  const bool changed = fresh || key_changed || req.event != AnnounceEvent::kNone ||
+                       p.left != req.left || !(p.addr == from) || p.stopped ||
                        now - p.persisted_at >= options_.db_refresh;
   p.addr = from;
   p.uploaded = req.uploaded;
@@ -251,8 +262,16 @@ SwarmSummary SwarmTable::MakeSummary(const InfoHash& ih, const Swarm& s) const {
   SwarmSummary out;
   out.info_hash = ih;
   if (s.entry) {
-    RegistryEntry e = *s.entry;
-    e.torrent.clear();
+    // Field by field: the torrent bytes stay out of summaries and lists.
+    const RegistryEntry& from = *s.entry;
+    RegistryEntry e;
+    e.name = from.name;
+    e.size = from.size;
+    e.piece_length = from.piece_length;
+    e.pieces = from.pieces;
+    e.files = from.files;
+    e.push = from.push;
+    e.created = from.created;
     out.entry = std::move(e);
   }
   out.seeders = s.seeders;

@@ -26,7 +26,10 @@ namespace swarmcast::tracker {
 // A published metainfo and what the registry shows about it.
 struct RegistryEntry {
   std::string name;
-  std::string torrent;  // the .torrent bytes exactly as published
+  // The .torrent bytes exactly as published; shared and immutable, so
+  // handing them out under the state mutex costs a reference count, not a
+  // copy of up to --max-torrent-bytes.
+  std::shared_ptr<const std::string> torrent;
   std::int64_t size = 0;
   std::int64_t piece_length = 0;
   std::int64_t pieces = 0;
@@ -82,7 +85,7 @@ struct SwarmCounts {
 
 struct SwarmSummary {
   InfoHash info_hash{};
-  std::optional<RegistryEntry> entry;  // without `torrent` (kept out of lists)
+  std::optional<RegistryEntry> entry;  // without `torrent` (null: kept out of lists)
   std::int64_t seeders = 0, leechers = 0, completed = 0, created = 0;
 };
 
@@ -107,7 +110,17 @@ class SwarmTable {
 
   // Records the announce and returns counts plus chosen peers. `from` is the
   // address the request came from (with the announced port). Errors are
-  // failure reasons for the client (caps, unregistered info-hash).
+  // failure reasons for the client (caps, unregistered info-hash, a
+  // peer_id held by another client).
+  //
+  // Identity: an entry is bound to its peer_id and the IP it first came
+  // from and, once the peer sent a `key`, to that key. An announce for an
+  // existing peer_id is the same peer when the entry has a key and the
+  // request carries the same one (the address may then move: DHCP, a new
+  // NAT mapping), or when the entry has no key and the request comes from
+  // the same IP (it may then add its key). Any other announce with that
+  // peer_id is refused and changes nothing: it cannot move, stop or
+  // complete the entry.
   Result<AnnounceOutcome, std::string> Announce(const AnnounceRequest& req, const PeerAddress& from,
                                                 std::int64_t now);
 

@@ -1,5 +1,7 @@
 #include "tracker/tracker_app.h"
 
+#include <sys/resource.h>
+
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/udp.hpp>
@@ -44,30 +46,50 @@ std::string Endpoint(const net::ip::address& ip, std::uint16_t port) {
   return proto::FormatEndpoint(ip.to_string(), port);
 }
 
-void Fail(const TrackerConfig& c, const std::string& msg) {
+void Fail(const TrackerConfig& c, const proto::Logger& log, const std::string& msg) {
   if (c.json) {
     Json j;
     j["event"] = "error";
     j["error"] = msg;
     std::cout << JsonText(j) << std::endl;
   }
-  std::cerr << "swarmcast-tracker: " << msg << "\n";
+  log.Error(msg);
+}
+
+// --max-connections above the descriptor limit only turns into failing
+// accept()s: lower it to the limit minus what the process needs besides
+// connections (stdio, the database and its WAL files, epoll, listeners,
+// one descriptor for refusing a connection over the cap).
+HttpLimits ClampConnections(HttpLimits http, std::size_t listeners, const proto::Logger& log) {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return http;
+  const std::size_t reserve = 32 + 2 * listeners;
+  const auto limit = static_cast<std::size_t>(rl.rlim_cur);
+  const std::size_t most = limit > reserve + 1 ? limit - reserve : 1;
+  if (http.max_connections > most) {
+    log.Warning("--max-connections " + std::to_string(http.max_connections) + " lowered to " +
+                std::to_string(most) + ": the descriptor limit (ulimit -n) is " +
+                std::to_string(limit) + " and " + std::to_string(reserve) +
+                " are kept for the rest; raise the limit to allow more");
+    http.max_connections = most;
+  }
+  return http;
 }
 
 }  // namespace
 
-int RunTracker(const TrackerConfig& config) {
+int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
   SystemClock clock;
   Metrics metrics;
-  auto store = SqliteStore::Open(config.db, metrics);
+  auto store = SqliteStore::Open(config.db, metrics, log);
   if (!store) {
-    Fail(config, store.error());
+    Fail(config, log, store.error());
     return 1;
   }
   SwarmTable table(config.state, store->get(), RandomSipKey()[0]);
   auto loaded = (*store)->Load(table, clock.Now());
   if (!loaded) {
-    Fail(config, loaded.error());
+    Fail(config, log, loaded.error());
     return 1;
   }
 
@@ -76,10 +98,13 @@ int RunTracker(const TrackerConfig& config) {
   ac.trust_ip_param = config.trust_ip_param;
   ac.tokens = TokenSet(config.announce_tokens);
   ac.min_interval = config.min_interval;
+  ac.log = log;
   AnnounceHandler announce(table, metrics, clock, ac);
   RegistryConfig rc;
   rc.limits = config.metainfo;
   if (!config.admin_token.empty()) rc.admin = TokenSet({config.admin_token});
+  rc.log = log;
+  rc.peer_token_key = RandomSipKey();
   RegistryHandler registry(table, store->get(), clock, rc);
   SqliteStore* db = store->get();
   Router router(announce, registry, metrics, [&] {
@@ -98,6 +123,7 @@ int RunTracker(const TrackerConfig& config) {
   uc.trust_ip_param = config.trust_ip_param;
   UdpProtocol udp_protocol(table, metrics, clock, uc, RandomSipKey());
 
+  const HttpLimits http_limits = ClampConnections(config.http, config.listen.size(), log);
   net::io_context io(config.threads);
   std::vector<std::unique_ptr<HttpServer>> http;
   std::vector<std::unique_ptr<UdpServer>> udp;
@@ -105,14 +131,14 @@ int RunTracker(const TrackerConfig& config) {
   for (const std::string& l : config.listen) {
     auto at = ParseListen(l);
     if (!at) {
-      Fail(config, at.error());
+      Fail(config, log, at.error());
       return 2;
     }
     // TCP and UDP share the port number; with port 0 the kernel picks the
     // TCP port, and UDP may find it taken, so try a few times.
     boost::system::error_code ec;
     for (int attempt = 0; attempt < 20; ++attempt) {
-      auto h = std::make_unique<HttpServer>(io, config.http, router, metrics);
+      auto h = std::make_unique<HttpServer>(io, http_limits, router, metrics, log);
       ec = h->Listen({at->ip, at->port});
       if (ec) break;
       std::uint16_t port = h->local_endpoint().port();
@@ -129,7 +155,7 @@ int RunTracker(const TrackerConfig& config) {
       break;
     }
     if (ec) {
-      Fail(config, "cannot listen on " + l + ": " + ec.message());
+      Fail(config, log, "cannot listen on " + l + ": " + ec.message());
       return 1;
     }
   }
@@ -169,11 +195,14 @@ int RunTracker(const TrackerConfig& config) {
     j["swarms"] = loaded->swarms;
     j["peers"] = loaded->peers;
     std::cout << JsonText(j) << std::endl;
-  } else {
-    std::cout << "swarmcast-tracker: listening on";
-    for (const auto& b : bound) std::cout << " " << b;
-    std::cout << (config.udp ? " (HTTP+UDP)" : " (HTTP)") << ", db " << config.db << " ("
-              << loaded->swarms << " swarms, " << loaded->peers << " peers restored)" << std::endl;
+  }
+  {
+    std::string line = "listening on";
+    for (const auto& b : bound) line += " " + b;
+    line += config.udp ? " (HTTP+UDP)" : " (HTTP)";
+    line += ", db " + config.db + " (" + std::to_string(loaded->swarms) + " swarms, " +
+            std::to_string(loaded->peers) + " peers restored)";
+    log.Info(line);
   }
 
   std::vector<std::thread> threads;
@@ -181,11 +210,8 @@ int RunTracker(const TrackerConfig& config) {
   io.run();
   for (auto& t : threads) t.join();
   (*store)->Stop();  // final batch: a clean stop loses nothing
-  if (config.json) {
-    std::cout << JsonText(Json{{"event", "stopped"}}) << std::endl;
-  } else {
-    std::cout << "swarmcast-tracker: stopped" << std::endl;
-  }
+  if (config.json) std::cout << JsonText(Json{{"event", "stopped"}}) << std::endl;
+  log.Info("stopped");
   return 0;
 }
 

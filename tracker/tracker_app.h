@@ -7,12 +7,15 @@
 // swarm state shared by all of them.
 #pragma once
 
+#include "proto/log.h"
 #include "tracker/config.h"
 
 namespace swarmcast::tracker {
 
 // Runs until SIGINT/SIGTERM; returns the process exit code. Start-up
-// failures are reported on stderr (and as JSON with --json).
-int RunTracker(const TrackerConfig& config);
+// failures are logged (and printed as JSON on stdout with --json); `log`
+// also gets the start-up line, publishes, refused registry writes,
+// database failures and operator warnings. `log` must outlive the call.
+int RunTracker(const TrackerConfig& config, const proto::Logger& log);
 
 }  // namespace swarmcast::tracker

@@ -87,15 +87,13 @@ bool UdpProtocol::Handle(const std::uint8_t* data, std::size_t n, const udp::end
   RequestKind kind = action == kAnnounce ? RequestKind::kUdpAnnounce
                      : action == kScrape ? RequestKind::kUdpScrape
                                          : RequestKind::kOther;
-  if (kind == RequestKind::kOther) {
+  // Nothing is sent to a source that has not proven it receives at its
+  // address (a valid connection id): a reply to a forged source would make
+  // this tracker a reflector (BEP 15). A client with an expired id hears
+  // nothing and, as BEP 15 clients do on a timeout, connects again.
+  if (kind == RequestKind::kOther || !ValidConnection(conn, from)) {
     metrics_.Count(kind, false);
-    Error(reply, txid, "unknown action");
-    return true;
-  }
-  if (!ValidConnection(conn, from)) {
-    metrics_.Count(kind, false);
-    Error(reply, txid, "invalid or expired connection id");
-    return true;
+    return false;
   }
   if (config_.private_mode) {
     metrics_.Count(kind, false);
@@ -121,6 +119,9 @@ bool UdpProtocol::Announce(const std::uint8_t* d, std::size_t n, const udp::endp
   std::uint64_t downloaded = Get64(d + 56), left = Get64(d + 64), uploaded = Get64(d + 72);
   std::uint32_t event = Get32(d + 80);
   std::uint32_t ip = Get32(d + 84);
+  // BEP 15 always carries a key; it binds the peer entry like HTTP's key=.
+  req.has_key = true;
+  req.key = Get32(d + 88);
   std::int32_t numwant = static_cast<std::int32_t>(Get32(d + 92));
   req.port = static_cast<std::uint16_t>(d[96] << 8 | d[97]);
   constexpr std::uint64_t kMax = 0x7fffffffffffffffULL;

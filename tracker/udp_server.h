@@ -30,7 +30,9 @@ struct UdpConfig {
 };
 
 // The pure part, testable without sockets: one datagram in, the reply (if
-// any) out. Malformed input without a usable transaction id gets no reply.
+// any) out. Malformed input without a usable transaction id, an unknown
+// action and a wrong or expired connection id get no reply: only a
+// verified source hears errors.
 class UdpProtocol {
  public:
   UdpProtocol(SwarmTable& table, Metrics& metrics, const Clock& clock, UdpConfig config,

@@ -70,7 +70,7 @@ int SwarmStatus(RegistryClient& client, const std::string& key, const CommonFlag
   if (common.json) {
     Json stragglers = Json::array();
     for (const Straggler& s : view->stragglers) {
-      stragglers.push_back({{"peer_id", s.peer_id},
+      stragglers.push_back({{"peer", s.peer},
                             {"ip", s.ip},
                             {"port", s.port},
                             {"left", s.left},
@@ -92,10 +92,10 @@ int SwarmStatus(RegistryClient& client, const std::string& key, const CommonFlag
             << ", stale " << view->stale << (view->AllDone() ? "  -- every peer is done" : "")
             << "\n";
   if (!view->stragglers.empty()) {
-    std::printf("  %-15s %-6s %12s %s\n", "IP", "PORT", "LEFT", "PEER ID");
+    std::printf("  %-15s %-6s %12s %s\n", "IP", "PORT", "LEFT", "PEER");
     for (const Straggler& s : view->stragglers) {
       std::printf("  %-15s %-6lld %12s %s\n", s.ip.c_str(), static_cast<long long>(s.port),
-                  FormatBytes(static_cast<double>(s.left)).c_str(), s.peer_id.c_str());
+                  FormatBytes(static_cast<double>(s.left)).c_str(), s.peer.c_str());
     }
   }
   return kExitOk;

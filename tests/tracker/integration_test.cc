@@ -228,12 +228,8 @@ TEST(TrackerUdp, ConnectAnnounceScrapeAndSpoofedId) {
   EXPECT_EQ(Get32(scrape, 8), 1u);
   EXPECT_EQ(Get32(scrape, 16), 1u);
 
-  std::string wrong = conn;
-  wrong[0] = static_cast<char>(wrong[0] ^ 1);
-  std::string refused = UdpAnnounce(t, wrong, ih, Bytes20('q', 3), 8003, 0);
-  ASSERT_GE(refused.size(), 8u);
-  EXPECT_EQ(Get32(refused, 0), 3u);
-  EXPECT_NE(refused.find("connection id"), std::string::npos);
+  // A wrong connection id gets no reply at all: security_test.cc
+  // (TrackerUdp.WrongConnectionIdGetsNoReply) shows it without a timeout.
 
   // HTTP sees the UDP peers: same state behind both.
   auto http = HttpGet(t.host(), t.port(), AnnounceTarget(ih, Bytes20('q', 4), 8004, 5));
@@ -434,8 +430,10 @@ TEST(TrackerStore, SilentPeersExpire) {
   ASSERT_TRUE(t.Start({"--interval", "1", "--expire-factor", "5"})) << t.error();
   auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/peers");
   EXPECT_EQ(peers.status, 200) << peers.body;
-  EXPECT_EQ(peers.body.find(Hex(Bytes20('d', 1))), std::string::npos) << peers.body;
-  EXPECT_NE(peers.body.find(Hex(Bytes20('d', 3))), std::string::npos) << peers.body;
+  // The views show no peer ids (see security_test.cc): tell the peers apart
+  // by port.
+  EXPECT_EQ(peers.body.find("\"port\":4001"), std::string::npos) << peers.body;
+  EXPECT_NE(peers.body.find("\"port\":4003"), std::string::npos) << peers.body;
 }
 
 TEST(TrackerCaps, FailureReasonsWhenFull) {

@@ -111,5 +111,20 @@ TEST(ParseScrape, ManyHashesBounded) {
   EXPECT_FALSE(ParseScrapeQuery("info_hash=%41", limits).ok());
 }
 
+TEST(ParseAnnounceQuery, KeyHexIsANumberOtherwiseHashed) {
+  auto hex = ParseAnnounceQuery(Query("&key=1A2B3C4D"), {});
+  ASSERT_TRUE(hex.ok());
+  EXPECT_TRUE(hex->has_key);
+  EXPECT_EQ(hex->key, 0x1a2b3c4dU);
+  auto text = ParseAnnounceQuery(Query("&key=not-hex%21"), {});
+  ASSERT_TRUE(text.ok());
+  EXPECT_TRUE(text->has_key);
+  EXPECT_NE(text->key, 0u);
+  auto none = ParseAnnounceQuery(Query("&key="), {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_key);
+  EXPECT_FALSE(ParseAnnounceQuery(Query("&key=1&key=2"), {}).ok());
+}
+
 }  // namespace
 }  // namespace swarmcast::tracker

@@ -6,6 +6,7 @@
 
 #include "proto/bencode.h"
 #include "tracker/announce_handler.h"
+#include "tracker/siphash.h"
 
 namespace swarmcast::tracker {
 namespace {
@@ -32,7 +33,8 @@ class RegistryHandlerTest : public ::testing::Test {
   HttpReply Call(std::string_view method, std::string_view path, std::string_view query = "",
                  std::string body = "") {
     HttpReply out{0, "", ""};
-    registry_.Handle(method, path, query, std::move(body), "", [&](HttpReply r) { out = r; });
+    registry_.Handle(method, path, query, std::move(body), "", "127.0.0.1",
+                     [&](HttpReply r) { out = r; });
     EXPECT_NE(out.status, 0u) << method << " " << path;
     return out;
   }
@@ -100,17 +102,30 @@ TEST_F(RegistryHandlerTest, PeersAndCompletion) {
   };
   announce('n', 6001, 500, "started");
   announce('m', 6002, 0, "completed");
+  // The views show a keyed hash of (swarm, peer id), never the peer id.
+  auto token = [&](char peer) {
+    std::string buf = ih + std::string(20, peer);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(SipHash24(SipKey{}, buf.data(), buf.size())));
+    return std::string(hex);
+  };
   EXPECT_EQ(Call("GET", "/v1/swarms/image-1/peers").body,
-            R"({"peers":[{"peer_id":"6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e","ip":"127.0.0.1",)"
-            R"("port":6001,"uploaded":1,"downloaded":2,"left":500,"event":"started",)"
-            R"("state":"running","first_seen":1000,"last_announce":1000},)"
-            R"({"peer_id":"6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d","ip":"127.0.0.1",)"
-            R"("port":6002,"uploaded":1,"downloaded":2,"left":0,"event":"completed",)"
-            R"("state":"done","first_seen":1000,"last_announce":1000}]})");
+            R"({"peers":[{"peer":")" + token('n') +
+                R"(","ip":"127.0.0.1",)"
+                R"("port":6001,"uploaded":1,"downloaded":2,"left":500,"event":"started",)"
+                R"("state":"running","first_seen":1000,"last_announce":1000},)"
+                R"({"peer":")" +
+                token('m') +
+                R"(","ip":"127.0.0.1",)"
+                R"("port":6002,"uploaded":1,"downloaded":2,"left":0,"event":"completed",)"
+                R"("state":"done","first_seen":1000,"last_announce":1000}]})");
   EXPECT_EQ(Call("GET", "/v1/swarms/image-1/completion").body,
             R"({"total":2,"done":1,"running":1,"stale":0,"stragglers":[)"
-            R"({"peer_id":"6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e6e","ip":"127.0.0.1",)"
-            R"("port":6001,"left":500,"since":1000,"last_announce":1000}]})");
+            R"({"peer":")" +
+                token('n') +
+                R"(","ip":"127.0.0.1",)"
+                R"("port":6001,"left":500,"since":1000,"last_announce":1000}]})");
   HttpReply torrent = Call("GET", "/v1/swarms/image-1/torrent");
   EXPECT_EQ(torrent.content_type, "application/x-bittorrent");
   EXPECT_EQ(torrent.body, torrent_);

@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,19 +13,33 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
 
 namespace swarmcast::tracker::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int Connect(const std::string& host, std::uint16_t port, int type) {
+}  // namespace
+
+int Connect(const std::string& host, std::uint16_t port, int type, const std::string& source) {
   addrinfo hints{}, *res = nullptr;
   hints.ai_socktype = type;
   hints.ai_flags = AI_NUMERICHOST;
   if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res) != 0) return -1;
   int fd = socket(res->ai_family, res->ai_socktype, 0);
+  if (fd >= 0 && !source.empty()) {
+    addrinfo* src = nullptr;
+    hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+    if (getaddrinfo(source.c_str(), "0", &hints, &src) != 0 ||
+        bind(fd, src->ai_addr, src->ai_addrlen) != 0) {
+      close(fd);
+      fd = -1;
+    }
+    if (src) freeaddrinfo(src);
+  }
   if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
     close(fd);
     fd = -1;
@@ -32,6 +47,8 @@ int Connect(const std::string& host, std::uint16_t port, int type) {
   freeaddrinfo(res);
   return fd;
 }
+
+namespace {
 
 bool WaitReadable(int fd, Clock::time_point deadline) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -64,8 +81,18 @@ bool TrackerProcess::Start(const std::vector<std::string>& args, const std::stri
   std::vector<std::string> argv_s = {SWARMCAST_TRACKER_BIN, "--listen", listen, "--db",
                                      dir_ + "/tracker.db",  "--json"};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
+  const std::string err_path = dir_ + "/stderr.log";
   pid_ = fork();
   if (pid_ == 0) {
+    if (nofile_limit_ > 0) {
+      rlimit rl{static_cast<rlim_t>(nofile_limit_), static_cast<rlim_t>(nofile_limit_)};
+      if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(126);
+    }
+    if (capture_stderr_) {
+      int fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+      if (fd < 0 || dup2(fd, 2) < 0) _exit(126);
+      close(fd);
+    }
     dup2(pipefd[1], 1);
     close(pipefd[0]);
     close(pipefd[1]);
@@ -99,6 +126,13 @@ bool TrackerProcess::Start(const std::vector<std::string>& args, const std::stri
   return true;
 }
 
+std::string TrackerProcess::StderrText() const {
+  std::ifstream in(dir_ + "/stderr.log", std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 void TrackerProcess::Stop() {
   if (pid_ <= 0) return;
   kill(pid_, SIGTERM);
@@ -118,9 +152,10 @@ void TrackerProcess::Crash() {
 }
 
 HttpResult RawHttp(const std::string& host, std::uint16_t port, const std::string& raw,
-                   std::chrono::milliseconds timeout, bool read_to_close) {
+                   std::chrono::milliseconds timeout, bool read_to_close,
+                   const std::string& source) {
   HttpResult r;
-  int fd = Connect(host, port, SOCK_STREAM);
+  int fd = Connect(host, port, SOCK_STREAM, source);
   if (fd < 0) return r;
   auto deadline = Clock::now() + timeout;
   signal(SIGPIPE, SIG_IGN);
@@ -158,6 +193,12 @@ HttpResult HttpGet(const std::string& host, std::uint16_t port, const std::strin
   return RawHttp(host, port, "GET " + target + " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
 }
 
+HttpResult HttpGetFrom(const std::string& source, const std::string& host, std::uint16_t port,
+                       const std::string& target) {
+  return RawHttp(host, port, "GET " + target + " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+                 std::chrono::milliseconds(3000), false, source);
+}
+
 HttpResult HttpPut(const std::string& host, std::uint16_t port, const std::string& target,
                    const std::string& body, const std::string& extra_headers) {
   return RawHttp(host, port,
@@ -167,7 +208,7 @@ HttpResult HttpPut(const std::string& host, std::uint16_t port, const std::strin
 
 std::string UdpExchange(const std::string& host, std::uint16_t port, const std::string& datagram,
                         std::chrono::milliseconds timeout) {
-  int fd = Connect(host, port, SOCK_DGRAM);
+  int fd = Connect(host, port, SOCK_DGRAM, "");
   if (fd < 0) return {};
   send(fd, datagram.data(), datagram.size(), 0);
   std::string out;

@@ -21,6 +21,15 @@ class TrackerProcess {
   // Starts the binary with --listen 127.0.0.1:0 --db DIR/tracker.db --json
   // plus `args`; returns false (with `error()`) if it did not come up.
   bool Start(const std::vector<std::string>& args = {}, const std::string& listen = "127.0.0.1:0");
+  // Before Start: the child's RLIMIT_NOFILE (soft and hard), set between
+  // fork and exec; 0 keeps the test's own.
+  void set_nofile_limit(std::uint64_t n) { nofile_limit_ = n; }
+  // Before Start: send the child's stderr to DIR/stderr.log (read it with
+  // StderrText) instead of the test's stderr.
+  void set_capture_stderr(bool on) { capture_stderr_ = on; }
+  std::string StderrText() const;
+  pid_t pid() const { return pid_; }
+
   void Stop();   // SIGTERM, wait
   void Crash();  // SIGKILL, wait: no clean shutdown
   bool running() const { return pid_ > 0; }
@@ -35,6 +44,8 @@ class TrackerProcess {
   std::uint16_t port_ = 0;
   pid_t pid_ = -1;
   int out_fd_ = -1;
+  std::uint64_t nofile_limit_ = 0;
+  bool capture_stderr_ = false;
 };
 
 struct HttpResult {
@@ -47,10 +58,18 @@ struct HttpResult {
 // server closes or Content-Length bytes arrived). Gives up after `timeout`.
 // With read_to_close, reads everything until the server closes (the body
 // then holds any further responses too).
+// With `source`, the client socket is bound to that address first (any of
+// 127.0.0.0/8 works on loopback), so a test can play another host.
 HttpResult RawHttp(const std::string& host, std::uint16_t port, const std::string& raw,
                    std::chrono::milliseconds timeout = std::chrono::milliseconds(3000),
-                   bool read_to_close = false);
+                   bool read_to_close = false, const std::string& source = "");
 HttpResult HttpGet(const std::string& host, std::uint16_t port, const std::string& target);
+HttpResult HttpGetFrom(const std::string& source, const std::string& host, std::uint16_t port,
+                       const std::string& target);
+
+// A connected socket (SOCK_STREAM or SOCK_DGRAM) to host:port, bound to
+// `source` first when it is not empty; -1 on failure.
+int Connect(const std::string& host, std::uint16_t port, int type, const std::string& source = "");
 HttpResult HttpPut(const std::string& host, std::uint16_t port, const std::string& target,
                    const std::string& body, const std::string& extra_headers = "");
 
