@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "node/metainfo_builder.h"
+#include "tests/node/blob_torrent.h"
 
 namespace swarmcast::node {
 namespace {
@@ -29,20 +30,12 @@ std::string ReadAll(const fs::path& p) {
 class TransferTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("swarmcast-transfer-" + std::to_string(::getpid()));
-    fs::create_directories(dir_ / "src");
-    std::string data((1 << 20) + 5000, '\0');
-    std::mt19937 rng(7);
-    for (char& c : data) c = static_cast<char>(rng());
-    std::ofstream(dir_ / "src" / "blob.bin", std::ios::binary) << data;
-    original_ = data;
-    BuildOptions b;
-    b.path = dir_ / "src" / "blob.bin";
-    b.piece_size = 16 << 10;
-    auto built = BuildMetainfo(b);
-    ASSERT_TRUE(built) << built.error();
-    torrent_ = built->bytes;
-    hash_ = built->info_hash;
+    blob_ = testing::BlobTorrent::Make("transfer", (1 << 20) + 5000, 7);
+    ASSERT_FALSE(blob_.torrent.empty());
+    dir_ = blob_.dir;
+    original_ = blob_.content;
+    torrent_ = blob_.torrent;
+    hash_ = blob_.info_hash;
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -57,6 +50,7 @@ class TransferTest : public ::testing::Test {
     return o;
   }
 
+  testing::BlobTorrent blob_;
   fs::path dir_;
   std::string original_, torrent_, hash_;
   bool posted_on_control_ = false;  // written on the control thread only
@@ -79,10 +73,7 @@ TEST_F(TransferTest, PiecesFedThroughTheSeamAreVerifiedAndMovedIntoPlace) {
     // A push receiver runs on its own thread; so does this feeder.
     feeder = std::thread([feed, this, &judged] {
       for (std::int64_t i = 0; i < feed.pieces; ++i) {
-        const std::size_t off = static_cast<std::size_t>(i * feed.piece_length);
-        const std::size_t len = std::min<std::size_t>(static_cast<std::size_t>(feed.piece_length),
-                                                      original_.size() - off);
-        std::vector<char> piece(original_.begin() + off, original_.begin() + off + len);
+        std::vector<char> piece = blob_.Piece(i, feed.piece_length);
         if (i == 3) {
           std::vector<char> bad = piece;
           bad[100] ^= 1;

@@ -21,11 +21,11 @@
 #include <random>
 #include <thread>
 
-#include "node/metainfo_builder.h"
 #include "node/push/tcp.h"
 #include "node/transfer.h"
 #include "proto/bencode.h"
 #include "tests/common/wait_until.h"
+#include "tests/node/blob_torrent.h"
 
 namespace swarmcast::node {
 namespace {
@@ -33,6 +33,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using swarmcast::testing::WaitUntil;
+namespace testing = swarmcast::node::testing;
 
 std::string ReadAll(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -79,20 +80,12 @@ class Listener {
 class NodeSecurityTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("swarmcast-security-" + std::to_string(::getpid()));
-    fs::create_directories(dir_ / "src");
-    std::string data((1 << 20) + 77, '\0');
-    std::mt19937 rng(3);
-    for (char& c : data) c = static_cast<char>(rng());
-    std::ofstream(dir_ / "src" / "blob.bin", std::ios::binary) << data;
-    original_ = data;
-    BuildOptions b;
-    b.path = dir_ / "src" / "blob.bin";
-    b.piece_size = 16 << 10;
-    auto built = BuildMetainfo(b);
-    ASSERT_TRUE(built) << built.error();
-    torrent_ = built->bytes;
-    hash_ = built->info_hash;
+    blob_ = testing::BlobTorrent::Make("security", (1 << 20) + 77, 3);
+    ASSERT_FALSE(blob_.torrent.empty());
+    dir_ = blob_.dir;
+    original_ = blob_.content;
+    torrent_ = blob_.torrent;
+    hash_ = blob_.info_hash;
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -108,11 +101,7 @@ class NodeSecurityTest : public ::testing::Test {
     o.hooks.on_ready = [this, &feeder](const PieceFeed& feed) {
       feeder = std::thread([feed, this] {
         for (std::int64_t i = 0; i < feed.pieces; ++i) {
-          const auto off = static_cast<std::size_t>(i * feed.piece_length);
-          const auto len = std::min<std::size_t>(static_cast<std::size_t>(feed.piece_length),
-                                                 original_.size() - off);
-          feed.add_piece(static_cast<std::uint32_t>(i),
-                         std::vector<char>(original_.begin() + off, original_.begin() + off + len));
+          feed.add_piece(static_cast<std::uint32_t>(i), blob_.Piece(i, feed.piece_length));
         }
       });
     };
@@ -122,6 +111,7 @@ class NodeSecurityTest : public ::testing::Test {
     return o;
   }
 
+  testing::BlobTorrent blob_;
   fs::path dir_;
   std::string original_, torrent_, hash_;
 };

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "proto/bencode.h"
+#include "proto/hex.h"
 #include "tests/common/wait_until.h"
 #include "tests/tracker/tracker_process.h"
 
@@ -23,30 +24,6 @@ using proto::BencodeList;
 using proto::BencodeValue;
 using namespace std::chrono_literals;
 using swarmcast::testing::WaitUntil;
-
-std::string Bytes20(char c, int n) {
-  std::string s(20, c);
-  s[19] = static_cast<char>('0' + n % 10);
-  s[18] = static_cast<char>('0' + n / 10 % 10);
-  return s;
-}
-
-std::string Hex(const std::string& bytes) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += kHex[c >> 4];
-    out += kHex[c & 15];
-  }
-  return out;
-}
-
-std::string AnnounceTarget(const std::string& ih, const std::string& pid, int port,
-                           std::int64_t left, const std::string& extra = "") {
-  return "/announce?info_hash=" + UrlEncode(ih) + "&peer_id=" + UrlEncode(pid) +
-         "&port=" + std::to_string(port) + "&uploaded=0&downloaded=0&left=" + std::to_string(left) +
-         extra;
-}
 
 BencodeValue Decode(const HttpResult& r) {
   auto v = proto::DecodeBencode(r.body);
@@ -66,17 +43,6 @@ std::string FailureReason(const HttpResult& r) {
   BencodeValue v = Decode(r);
   const BencodeValue* f = v.Find("failure reason");
   return f && f->if_string() ? *f->if_string() : "";
-}
-
-std::string Torrent(const std::string& name, std::int64_t length) {
-  BencodeDict info;
-  info["name"] = name;
-  info["piece length"] = 16384;
-  info["length"] = length;
-  info["pieces"] = std::string(static_cast<std::size_t>((length + 16383) / 16384) * 20, 'p');
-  BencodeDict t;
-  t["info"] = info;
-  return proto::EncodeBencode(BencodeValue(t));
 }
 
 // Extracts `"key":value` from flat JSON; enough for these assertions.
@@ -428,7 +394,7 @@ TEST(TrackerStore, SilentPeersExpire) {
   // (A longer expiry now, so only what was already dropped stays dropped.)
   t.Stop();
   ASSERT_TRUE(t.Start({"--interval", "1", "--expire-factor", "5"})) << t.error();
-  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/peers");
+  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + proto::ToHex(ih) + "/peers");
   EXPECT_EQ(peers.status, 200) << peers.body;
   // The views show no peer ids (see security_test.cc): tell the peers apart
   // by port.

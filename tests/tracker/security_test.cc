@@ -29,31 +29,6 @@ namespace {
 using namespace std::chrono_literals;
 using swarmcast::testing::WaitUntil;
 
-std::string Bytes20(char c, int n) {
-  std::string s(20, c);
-  s[19] = static_cast<char>('0' + n % 10);
-  s[18] = static_cast<char>('0' + n / 10 % 10);
-  return s;
-}
-
-std::string AnnounceTarget(const std::string& ih, const std::string& pid, int port,
-                           std::int64_t left, const std::string& extra = "") {
-  return "/announce?info_hash=" + UrlEncode(ih) + "&peer_id=" + UrlEncode(pid) +
-         "&port=" + std::to_string(port) + "&uploaded=0&downloaded=0&left=" + std::to_string(left) +
-         extra;
-}
-
-std::string Torrent(const std::string& name, std::int64_t length) {
-  proto::BencodeDict info;
-  info["name"] = name;
-  info["piece length"] = 16384;
-  info["length"] = length;
-  info["pieces"] = std::string(static_cast<std::size_t>((length + 16383) / 16384) * 20, 'p');
-  proto::BencodeDict t;
-  t["info"] = info;
-  return proto::EncodeBencode(proto::BencodeValue(t));
-}
-
 std::string Hex(const std::string& bytes) {
   static const char kHex[] = "0123456789abcdef";
   std::string out;

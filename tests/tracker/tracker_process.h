@@ -24,8 +24,8 @@ class TrackerProcess {
   // Before Start: the child's RLIMIT_NOFILE (soft and hard), set between
   // fork and exec; 0 keeps the test's own.
   void set_nofile_limit(std::uint64_t n) { nofile_limit_ = n; }
-  // Before Start: send the child's stderr to DIR/stderr.log (read it with
-  // StderrText) instead of the test's stderr.
+  // Before Start: the child's stderr goes to DIR/stderr.log (read it with
+  // StderrText), by default; off, to the test's own stderr.
   void set_capture_stderr(bool on) { capture_stderr_ = on; }
   std::string StderrText() const;
   pid_t pid() const { return pid_; }
@@ -45,7 +45,7 @@ class TrackerProcess {
   pid_t pid_ = -1;
   int out_fd_ = -1;
   std::uint64_t nofile_limit_ = 0;
-  bool capture_stderr_ = false;
+  bool capture_stderr_ = true;  // DIR/stderr.log, so test output stays readable
 };
 
 struct HttpResult {
@@ -78,5 +78,15 @@ std::string UdpExchange(const std::string& host, std::uint16_t port, const std::
                         std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 
 std::string UrlEncode(const std::string& bytes);
+
+// 20 bytes of `c` ending in the two digits of `n`: a readable info-hash or
+// peer id.
+std::string Bytes20(char c, int n);
+// "/announce?..." for info-hash `ih`, peer `pid` at `port` with `left`
+// bytes to go; `extra` is appended ("&event=started").
+std::string AnnounceTarget(const std::string& ih, const std::string& pid, int port,
+                           std::int64_t left, const std::string& extra = "");
+// A minimal valid single-file v1 metainfo (16 KiB pieces, dummy hashes).
+std::string Torrent(const std::string& name, std::int64_t length);
 
 }  // namespace swarmcast::tracker::testing
