@@ -3,6 +3,7 @@
 // by the node's engine tests and its security tests.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -49,6 +50,32 @@ struct BlobTorrent {
         std::min<std::size_t>(static_cast<std::size_t>(piece_length), content.size() - off);
     return std::vector<char>(content.begin() + off, content.begin() + off + len);
   }
+};
+
+// A fixture that makes a BlobTorrent before each test and removes its
+// directory after: dir_, original_ (the content), torrent_, hash_.
+class BlobTorrentTest : public ::testing::Test {
+ protected:
+  BlobTorrentTest(std::string tag, std::size_t size, unsigned seed)
+      : tag_(std::move(tag)), size_(size), seed_(seed) {}
+  void SetUp() override {
+    blob_ = BlobTorrent::Make(tag_, size_, seed_);
+    ASSERT_FALSE(blob_.torrent.empty()) << "could not build the test torrent";
+    dir_ = blob_.dir;
+    original_ = blob_.content;
+    torrent_ = blob_.torrent;
+    hash_ = blob_.info_hash;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  BlobTorrent blob_;
+  std::filesystem::path dir_;
+  std::string original_, torrent_, hash_;
+
+ private:
+  std::string tag_;
+  std::size_t size_;
+  unsigned seed_;
 };
 
 }  // namespace swarmcast::node::testing

@@ -27,17 +27,9 @@ std::string ReadAll(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-class TransferTest : public ::testing::Test {
+class TransferTest : public testing::BlobTorrentTest {
  protected:
-  void SetUp() override {
-    blob_ = testing::BlobTorrent::Make("transfer", (1 << 20) + 5000, 7);
-    ASSERT_FALSE(blob_.torrent.empty());
-    dir_ = blob_.dir;
-    original_ = blob_.content;
-    torrent_ = blob_.torrent;
-    hash_ = blob_.info_hash;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  TransferTest() : BlobTorrentTest("transfer", (1 << 20) + 5000, 7) {}
 
   TransferOptions GetOptions() {
     TransferOptions o;
@@ -50,9 +42,6 @@ class TransferTest : public ::testing::Test {
     return o;
   }
 
-  testing::BlobTorrent blob_;
-  fs::path dir_;
-  std::string original_, torrent_, hash_;
   bool posted_on_control_ = false;  // written on the control thread only
 };
 

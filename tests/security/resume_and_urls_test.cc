@@ -77,17 +77,9 @@ class Listener {
   std::thread thread_;
 };
 
-class NodeSecurityTest : public ::testing::Test {
+class NodeSecurityTest : public testing::BlobTorrentTest {
  protected:
-  void SetUp() override {
-    blob_ = testing::BlobTorrent::Make("security", (1 << 20) + 77, 3);
-    ASSERT_FALSE(blob_.torrent.empty());
-    dir_ = blob_.dir;
-    original_ = blob_.content;
-    torrent_ = blob_.torrent;
-    hash_ = blob_.info_hash;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  NodeSecurityTest() : BlobTorrentTest("security", (1 << 20) + 77, 3) {}
 
   // A get that receives every piece through the push seam (no peers).
   TransferOptions FedGet(std::thread& feeder) {
@@ -110,10 +102,6 @@ class NodeSecurityTest : public ::testing::Test {
     };
     return o;
   }
-
-  testing::BlobTorrent blob_;
-  fs::path dir_;
-  std::string original_, torrent_, hash_;
 };
 
 TEST_F(NodeSecurityTest, APlantedResumeFileCannotRedirectTheDownload) {

@@ -5,27 +5,19 @@
 #include <gtest/gtest.h>
 
 #include "proto/bencode.h"
+#include "tests/tracker/test_torrent.h"
 #include "tracker/announce_handler.h"
 #include "tracker/siphash.h"
 
 namespace swarmcast::tracker {
 namespace {
 
+using testing::Torrent;
+
 class FixedClock : public Clock {
  public:
   std::int64_t Now() const override { return 1000; }
 };
-
-std::string Torrent(const std::string& name, std::int64_t length) {
-  proto::BencodeDict info;
-  info["name"] = name;
-  info["piece length"] = 16384;
-  info["length"] = length;
-  info["pieces"] = std::string(static_cast<std::size_t>((length + 16383) / 16384) * 20, 'p');
-  proto::BencodeDict t;
-  t["info"] = info;
-  return proto::EncodeBencode(proto::BencodeValue(t));
-}
 
 class RegistryHandlerTest : public ::testing::Test {
  protected:

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/tracker/test_torrent.h"
+
 namespace swarmcast::tracker::testing {
 
 class TrackerProcess {
@@ -86,7 +88,5 @@ std::string Bytes20(char c, int n);
 // bytes to go; `extra` is appended ("&event=started").
 std::string AnnounceTarget(const std::string& ih, const std::string& pid, int port,
                            std::int64_t left, const std::string& extra = "");
-// A minimal valid single-file v1 metainfo (16 KiB pieces, dummy hashes).
-std::string Torrent(const std::string& name, std::int64_t length);
 
 }  // namespace swarmcast::tracker::testing
