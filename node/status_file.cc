@@ -1,11 +1,14 @@
 #include "node/status_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <ctime>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
 
 #include "node/file_io.h"
 
@@ -13,10 +16,25 @@ namespace swarmcast::node {
 
 namespace fs = std::filesystem;
 
-StatusFile::StatusFile(const fs::path& dir, const nlohmann::json& initial) {
+std::optional<std::string> UnsafeStateDir(const fs::path& dir) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (!ec) path_ = dir / (std::to_string(::getpid()) + ".json");
+  if (!fs::exists(fs::symlink_status(dir, ec))) {
+    fs::create_directories(dir.parent_path(), ec);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return "cannot create " + dir.string() + ": " + std::generic_category().message(errno);
+    }
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0)
+    return dir.string() + ": " + std::generic_category().message(errno);
+  if (!S_ISDIR(st.st_mode)) return dir.string() + " is not a directory (links are not followed)";
+  if (st.st_uid != ::geteuid()) return dir.string() + " belongs to another user";
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return dir.string() + " is writable by others";
+  return std::nullopt;
+}
+
+StatusFile::StatusFile(const fs::path& dir, const nlohmann::json& initial) {
+  if (!UnsafeStateDir(dir)) path_ = dir / (std::to_string(::getpid()) + ".json");
   Update(initial);
 }
 

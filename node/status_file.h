@@ -18,14 +18,15 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 
 namespace swarmcast::node {
 
 class StatusFile {
  public:
-  // Writes `initial` to `dir`/<pid>.json at once (creating `dir`). A file
-  // that cannot be written makes Update a no-op: status is a view, and a
-  // transfer does not fail for it.
+  // Writes `initial` to `dir`/<pid>.json at once (creating `dir`, 0700).
+  // An unsafe `dir` (UnsafeStateDir) or a file that cannot be written makes
+  // Update a no-op: status is a view, and a transfer does not fail for it.
   StatusFile(const std::filesystem::path& dir, const nlohmann::json& initial);
   ~StatusFile();
   StatusFile(const StatusFile&) = delete;
@@ -46,6 +47,11 @@ class StatusFile {
 // The start time of process `pid` in clock ticks since boot (field 22 of
 // /proc/PID/stat), nullopt when there is no such process.
 std::optional<std::uint64_t> ProcessStartTicks(long pid);
+
+// Why `dir` must not hold status files: not a real directory (a link is
+// never followed), another user's, or writable by group or others (anyone
+// could plant or swap files in it). Created 0700 if missing.
+std::optional<std::string> UnsafeStateDir(const std::filesystem::path& dir);
 
 // Whether a status file's content was written by a process that is still
 // running (its pid and pid_start match a live process).

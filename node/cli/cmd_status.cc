@@ -16,8 +16,12 @@ using Json = nlohmann::json;
 
 // Transfers running on this machine, from the status files they keep in
 // StateDir(). Files of processes that are gone are removed.
-int LocalStatus(const CommonFlags& common) {
+int LocalStatus(const CommonFlags& common, const proto::Logger& log) {
   const auto dir = StateDir();
+  if (auto why = UnsafeStateDir(dir)) {
+    log.Error("not reading status files: " + *why);
+    return kExitStorage;
+  }
   Json list = Json::array();
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
@@ -130,7 +134,7 @@ int RunStatus(int argc, char** argv) {
       log.Error("a swarm name needs --tracker URL");
       return kExitUsage;
     }
-    return LocalStatus(common);
+    return LocalStatus(common, log);
   }
   if (key.empty() || (!proto::IsValidSwarmName(key) && !proto::IsInfoHashHex(key))) {
     log.Error("status --tracker wants a swarm name or 40-hex info-hash");

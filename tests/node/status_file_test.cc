@@ -69,6 +69,23 @@ TEST_F(StatusFileTest, AFileOfAnExitedOrDifferentProcessIsNotAlive) {
   EXPECT_FALSE(WriterAlive({{"pid", "12"}, {"pid_start", 1}}));
 }
 
+TEST_F(StatusFileTest, AStateDirectoryOthersCanWriteOrALinkIsNotUsed) {
+  fs::create_directories(dir_ / "open");
+  fs::permissions(dir_ / "open", fs::perms::all);  // 0777: anyone could plant files
+  EXPECT_TRUE(UnsafeStateDir(dir_ / "open").has_value());
+  {
+    StatusFile status(dir_ / "open", {{"role", "get"}});
+    EXPECT_TRUE(status.path().empty());
+    EXPECT_TRUE(fs::is_empty(dir_ / "open"));
+  }
+  fs::create_directories(dir_ / "real");
+  fs::create_directory_symlink(dir_ / "real", dir_ / "link");
+  EXPECT_TRUE(UnsafeStateDir(dir_ / "link").has_value());
+  // Missing: created, owner only.
+  EXPECT_FALSE(UnsafeStateDir(dir_ / "fresh").has_value());
+  EXPECT_EQ(fs::status(dir_ / "fresh").permissions() & fs::perms::all, fs::perms::owner_all);
+}
+
 TEST(ProcessStartTicks, KnowsThisProcessAndNotANegativePid) {
   EXPECT_TRUE(ProcessStartTicks(::getpid()).has_value());
   EXPECT_FALSE(ProcessStartTicks(-1).has_value());
