@@ -523,7 +523,12 @@ class Transfer {
         }
       }
     } else if (o_.stop_after_copies > 0) {
-      report_.distributed_copies = CopiesAmongPeers();
+      double copies = CopiesAmongPeers();
+      if (o_.copies_made && now >= next_poll_) {
+        next_poll_ = now + kPollEvery;
+        copies = std::max(copies, static_cast<double>(o_.copies_made()));
+      }
+      report_.distributed_copies = std::max(report_.distributed_copies, copies);
       if (report_.distributed_copies >= o_.stop_after_copies) Finish(TransferEnd::kCopiesReached);
     }
   }

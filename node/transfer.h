@@ -110,6 +110,11 @@ struct TransferOptions {
   // Seed: stop once the connected peers together hold this many full
   // copies (0: seed until interrupted).
   int stop_after_copies = 0;
+  // Seed: full copies made so far as the tracker counts them (downloads it
+  // saw complete since this seed started); polled every 2 s while
+  // stop_after_copies is set. May be empty. Finished peers leave, so the
+  // connected peers alone under-count, and missed copies on a busy machine.
+  std::function<std::int64_t()> copies_made;
   // Seed: peers at addresses for which this returns true get their pieces
   // through the push channel, and the seed does not serve them over the
   // BitTorrent wire (node/wire_gate.h). Called on libtorrent's network
@@ -168,7 +173,9 @@ struct TransferReport {
   bool complete = false;
   double download_seconds = -1;  // start to every piece verified (get)
   double total_seconds = 0;
-  double distributed_copies = 0;  // seed: full copies among connected peers
+  // Seed: the most full copies seen, among connected peers or as the
+  // tracker counted completed downloads (copies_made), whichever is more.
+  double distributed_copies = 0;
 };
 
 struct TransferError {

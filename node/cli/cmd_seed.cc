@@ -29,7 +29,8 @@ int RunSeed(int argc, char** argv) {
       "seed this existing .torrent instead of hashing PATH (the data is checked first)")(
       "save-torrent", po::value(&save_torrent), "also write the metainfo to this file")(
       "stop-after-copies", po::value(&stop_after_copies)->default_value(0),
-      "exit once the connected peers together hold N full copies (0: seed until interrupted)");
+      "exit once N full copies were made: downloads the tracker saw complete since this seed "
+      "started, or copies among the connected peers (0: seed until interrupted)");
   AddPushSeedOptions(d, push_flags);
   AddTrackerOptions(d, trk);
   AddNetworkOptions(d, net);
@@ -124,6 +125,12 @@ int RunSeed(int argc, char** argv) {
     j["push"] = SeedPushJson(*push);
     return j;
   }());
+  // Downloads completed before this seed published (a swarm seeded again)
+  // are not copies this run made.
+  std::int64_t completed_before = 0;
+  if (stop_after_copies > 0) {
+    if (auto known = client->GetSwarm(info_hash)) completed_before = known->completed;
+  }
   auto published = client->Publish(name, torrent_bytes, push->endpoint);
   if (!published) {
     log.Error(ToString(published.error()));
@@ -162,6 +169,12 @@ int RunSeed(int argc, char** argv) {
   t.net = *netopts;
   t.peers = std::move(*peers);
   t.stop_after_copies = stop_after_copies;
+  // Polled on the control thread: a short timeout.
+  RegistryClient poller(client->url(), std::chrono::seconds(2));
+  t.copies_made = [&poller, completed_before, info_hash]() -> std::int64_t {
+    auto swarm = poller.GetSwarm(info_hash);
+    return swarm ? swarm->completed - completed_before : 0;
+  };
   t.log = log;
   t.progress = ChooseProgressMode(common);
   t.progress_interval = ProgressInterval(common);
