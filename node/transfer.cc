@@ -17,7 +17,6 @@
 #include <libtorrent/torrent_handle.hpp>
 #include <libtorrent/torrent_info.hpp>
 #include <libtorrent/torrent_status.hpp>
-#include <sstream>
 
 #include "node/file_io.h"
 #include "node/piece_salvage.h"
@@ -29,6 +28,7 @@
 #include "node/status_file.h"
 #include "node/units.h"
 #include "node/wire_gate.h"
+#include "proto/hex.h"
 #include "proto/metainfo.h"
 
 namespace swarmcast::node {
@@ -45,9 +45,7 @@ constexpr auto kPollEvery = std::chrono::seconds(2);
 constexpr auto kStopGrace = std::chrono::seconds(5);
 
 std::string Hex(const lt::sha1_hash& h) {
-  std::ostringstream o;
-  o << h;
-  return o.str();
+  return proto::ToHex(std::string_view(h.data(), h.size()));
 }
 
 std::string Lower(std::string s) {

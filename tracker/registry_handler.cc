@@ -1,9 +1,11 @@
 #include "tracker/registry_handler.h"
 
 #include <algorithm>
+#include <array>
 #include <nlohmann/json.hpp>
 
 #include "proto/endpoint.h"
+#include "proto/hex.h"
 #include "tracker/query_parse.h"
 
 namespace swarmcast::tracker {
@@ -28,16 +30,13 @@ Json SummaryJson(const SwarmSummary& s) {
 // `s` fit for one log line: at most 128 bytes, anything outside printable
 // ASCII as \xNN (names come from the request before they are checked).
 std::string Printable(std::string_view s) {
-  static const char kHex[] = "0123456789abcdef";
   std::string out;
   for (std::size_t i = 0; i < s.size() && i < 128; ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x20 && c < 0x7f && c != '\\') {
       out += static_cast<char>(c);
     } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
+      out += "\\x" + proto::ToHex(s.substr(i, 1));
     }
   }
   if (s.size() > 128) out += "...";
@@ -52,10 +51,9 @@ std::string PeerToken(const SipKey& key, const InfoHash& ih, const PeerId& id) {
   std::copy(ih.begin(), ih.end(), buf);
   std::copy(id.begin(), id.end(), buf + 20);
   const std::uint64_t h = SipHash24(key, buf, sizeof buf);
-  static const char kHex[] = "0123456789abcdef";
-  std::string out(16, '0');
-  for (int i = 0; i < 16; ++i) out[static_cast<std::size_t>(i)] = kHex[(h >> (60 - 4 * i)) & 15];
-  return out;
+  std::array<std::uint8_t, 8> be;
+  for (std::size_t i = 0; i < be.size(); ++i) be[i] = static_cast<std::uint8_t>(h >> (56 - 8 * i));
+  return proto::ToHex(be);
 }
 
 // "IP:PORT" or "[IPv6]:PORT" with a port in 1..65535; returns the

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "proto/bencode.h"
+#include "proto/hex.h"
 #include "tests/common/wait_until.h"
 #include "tests/tracker/tracker_process.h"
 
@@ -28,16 +29,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using swarmcast::testing::WaitUntil;
-
-std::string Hex(const std::string& bytes) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out += kHex[c >> 4];
-    out += kHex[c & 15];
-  }
-  return out;
-}
 
 std::string FailureReason(const HttpResult& r) {
   auto v = proto::DecodeBencode(r.body);
@@ -238,10 +229,10 @@ TEST(TrackerPeerIdentity, AnnounceWithVictimsPeerIdFromAnotherAddressChangesNoth
   auto other =
       HttpGetFrom("127.0.0.3", t.host(), t.port(), AnnounceTarget(ih, Bytes20('o', 1), 7003, 100));
   EXPECT_EQ(CompactPeers(other), std::vector<std::string>{"127.0.0.1:7001"}) << other.body;
-  auto summary = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih));
+  auto summary = HttpGet(t.host(), t.port(), "/v1/swarms/" + proto::ToHex(ih));
   EXPECT_NE(summary.body.find("\"leechers\":2"), std::string::npos) << summary.body;
   EXPECT_NE(summary.body.find("\"completed\":0"), std::string::npos) << summary.body;
-  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/peers");
+  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + proto::ToHex(ih) + "/peers");
   EXPECT_NE(peers.body.find("\"ip\":\"127.0.0.1\",\"port\":7001"), std::string::npos) << peers.body;
   EXPECT_EQ(peers.body.find("6666"), std::string::npos) << peers.body;
 }
@@ -263,7 +254,7 @@ TEST(TrackerPeerIdentity, WithoutKeyTheEntryIsBoundToItsAddress) {
   EXPECT_EQ(FailureReason(HttpGetFrom("127.0.0.1", t.host(), t.port(),
                                       AnnounceTarget(ih, victim, 7001, 50, "&key=abcd"))),
             "");
-  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/peers");
+  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + proto::ToHex(ih) + "/peers");
   EXPECT_NE(peers.body.find("\"ip\":\"127.0.0.1\",\"port\":7001"), std::string::npos) << peers.body;
   EXPECT_NE(peers.body.find("\"left\":50"), std::string::npos) << peers.body;
 }
@@ -290,7 +281,7 @@ TEST(TrackerPeerIdentity, SameKeyMayMoveAndUdpKeyBinds) {
   EXPECT_EQ(FailureReason(HttpGetFrom("127.0.0.2", t.host(), t.port(),
                                       AnnounceTarget(ih, peer, 7002, 100, "&key=1A2B3C4D"))),
             "");
-  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/peers");
+  auto peers = HttpGet(t.host(), t.port(), "/v1/swarms/" + proto::ToHex(ih) + "/peers");
   EXPECT_NE(peers.body.find("\"ip\":\"127.0.0.2\",\"port\":7002"), std::string::npos) << peers.body;
 }
 
@@ -320,16 +311,16 @@ TEST(TrackerPeerIdentity, PeerViewsDoNotPublishPeerIds) {
   const std::string ih = Bytes20('h', 6), pid = Bytes20('v', 4);
   ASSERT_EQ(FailureReason(HttpGet(t.host(), t.port(), AnnounceTarget(ih, pid, 7001, 100))), "");
   for (const char* view : {"/peers", "/completion"}) {
-    auto r = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + view);
+    auto r = HttpGet(t.host(), t.port(), "/v1/swarms/" + proto::ToHex(ih) + view);
     ASSERT_EQ(r.status, 200) << view;
     EXPECT_EQ(r.body.find("peer_id"), std::string::npos) << r.body;
-    EXPECT_EQ(r.body.find(Hex(pid)), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find(proto::ToHex(pid)), std::string::npos) << r.body;
     EXPECT_EQ(r.body.find(pid), std::string::npos) << r.body;
     EXPECT_NE(r.body.find("\"peer\":\""), std::string::npos) << r.body;
   }
   // The token is stable for a peer.
-  auto a = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/completion");
-  auto b = HttpGet(t.host(), t.port(), "/v1/swarms/" + Hex(ih) + "/completion");
+  auto a = HttpGet(t.host(), t.port(), "/v1/swarms/" + proto::ToHex(ih) + "/completion");
+  auto b = HttpGet(t.host(), t.port(), "/v1/swarms/" + proto::ToHex(ih) + "/completion");
   EXPECT_EQ(a.body, b.body);
 }
 
