@@ -104,7 +104,11 @@ TEST_F(PushSwarmTest, SeedPushesToFourPeersAndEveryCopyIsIntact) {
   // raced a subscription (0.2-0.9 MiB seen on loopback; before the gate
   // they were about a third of the pushed bytes).
   EXPECT_LT(sj["uploaded_bytes"].get<std::int64_t>(), std::int64_t{kSize} / 4) << sj.dump();
-  EXPECT_EQ(pushed, sj["push"]["pieces_sent"].get<std::int64_t>());
+  // The seed counts a piece once it is in the socket; a get that completes
+  // (from its peers too) unsubscribes and drops what is still in flight to
+  // it, so the gets may count fewer, never more (pinned to one core: 499
+  // counted of 508 sent, once in five runs).
+  EXPECT_LE(pushed, sj["push"]["pieces_sent"].get<std::int64_t>());
 }
 
 TEST_F(PushSwarmTest, NoPushMeansNoSubscription) {
