@@ -1,16 +1,12 @@
 #include "proto/hex.h"
 
 namespace swarmcast::proto {
-namespace {
-
-int HexValue(char c) {
+int HexDigitValue(char c) {
   if (c >= '0' && c <= '9') return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
 }
-
-}  // namespace
 
 std::string ToHex(std::span<const std::uint8_t> bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
@@ -25,7 +21,7 @@ std::string ToHex(std::span<const std::uint8_t> bytes) {
 bool FromHex(std::string_view hex, std::span<std::uint8_t> out) {
   if (hex.size() != 2 * out.size()) return false;
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const int hi = HexValue(hex[2 * i]), lo = HexValue(hex[2 * i + 1]);
+    const int hi = HexDigitValue(hex[2 * i]), lo = HexDigitValue(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) return false;
     out[i] = static_cast<std::uint8_t>(hi << 4 | lo);
   }
@@ -34,7 +30,7 @@ bool FromHex(std::string_view hex, std::span<std::uint8_t> out) {
 
 bool IsHexDigits(std::string_view text) {
   for (char c : text) {
-    if (HexValue(c) < 0) return false;
+    if (HexDigitValue(c) < 0) return false;
   }
   return true;
 }

@@ -24,6 +24,9 @@ bool FromHex(std::string_view hex, std::array<std::uint8_t, N>& out) {
   return FromHex(hex, std::span<std::uint8_t>(out));
 }
 
+// The value of one hex digit (either case), -1 for any other character.
+int HexDigitValue(char c);
+
 // Whether `text` is all hex digits (either case); true for "".
 bool IsHexDigits(std::string_view text);
 

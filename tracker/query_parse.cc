@@ -3,15 +3,10 @@
 #include <charconv>
 #include <limits>
 
+#include "proto/hex.h"
+
 namespace swarmcast::tracker {
 namespace {
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 // Calls fn(name, raw_value) for each '&'-separated pair; stops and returns
 // false when fn does, or when there are more than max_params pairs.
@@ -56,7 +51,7 @@ std::uint64_t KeyValue(std::string_view key) {
   std::uint64_t v = 0;
   bool hex = key.size() <= 16;
   for (char c : key) {
-    int d = HexDigit(c);
+    int d = proto::HexDigitValue(c);
     if (d < 0) {
       hex = false;
       break;
@@ -84,7 +79,7 @@ bool PercentDecode(std::string_view in, std::size_t max_length, std::string& out
     char c = in[i];
     if (c == '%') {
       if (i + 2 >= in.size()) return false;
-      int hi = HexDigit(in[i + 1]), lo = HexDigit(in[i + 2]);
+      int hi = proto::HexDigitValue(in[i + 1]), lo = proto::HexDigitValue(in[i + 2]);
       if (hi < 0 || lo < 0) return false;
       out.push_back(static_cast<char>(hi << 4 | lo));
       i += 2;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "node/metainfo_builder.h"
+#include "node/transfer.h"
 
 namespace swarmcast::node::testing {
 
@@ -67,6 +68,19 @@ class BlobTorrentTest : public ::testing::Test {
     hash_ = blob_.info_hash;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A get of the blob into dir_/out on 127.0.0.1, no peers; a failed test
+  // ends at the stall timeout instead of hanging.
+  TransferOptions GetOptions() const {
+    TransferOptions o;
+    o.role = TransferOptions::Role::kGet;
+    o.torrent_bytes = torrent_;
+    o.expected_info_hash = hash_;
+    o.dir = dir_ / "out";
+    o.net.listen_ip = "127.0.0.1";
+    o.stall_timeout = std::chrono::seconds(60);
+    return o;
+  }
 
   BlobTorrent blob_;
   std::filesystem::path dir_;

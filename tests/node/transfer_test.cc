@@ -31,17 +31,6 @@ class TransferTest : public testing::BlobTorrentTest {
  protected:
   TransferTest() : BlobTorrentTest("transfer", (1 << 20) + 5000, 7) {}
 
-  TransferOptions GetOptions() {
-    TransferOptions o;
-    o.role = TransferOptions::Role::kGet;
-    o.torrent_bytes = torrent_;
-    o.expected_info_hash = hash_;
-    o.dir = dir_ / "out";
-    o.net.listen_ip = "127.0.0.1";
-    o.stall_timeout = std::chrono::seconds(60);  // a failed test ends, not hangs
-    return o;
-  }
-
   bool posted_on_control_ = false;  // written on the control thread only
 };
 

@@ -83,13 +83,7 @@ class NodeSecurityTest : public testing::BlobTorrentTest {
 
   // A get that receives every piece through the push seam (no peers).
   TransferOptions FedGet(std::thread& feeder) {
-    TransferOptions o;
-    o.role = TransferOptions::Role::kGet;
-    o.torrent_bytes = torrent_;
-    o.expected_info_hash = hash_;
-    o.dir = dir_ / "out";
-    o.net.listen_ip = "127.0.0.1";
-    o.stall_timeout = 60s;
+    TransferOptions o = GetOptions();
     o.hooks.on_ready = [this, &feeder](const PieceFeed& feed) {
       feeder = std::thread([feed, this] {
         for (std::int64_t i = 0; i < feed.pieces; ++i) {
