@@ -1,0 +1,43 @@
+// Checks data on disk against a metainfo's v1 piece hashes before a seed
+// serves or pushes it (`seed --torrent`): every piece is read and hashed
+// by PieceHasher, or its hashes come from the HashCache when no file
+// changed since an earlier check or `create`.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "node/hash_cache.h"
+#include "proto/result.h"
+
+namespace swarmcast::node {
+
+struct PayloadCheckOptions {
+  std::filesystem::path dir;             // the files are at dir/<path in the metainfo>
+  std::filesystem::path hash_cache_dir;  // empty: no cache
+  // Files modified this recently are not cached (hash_cache.h); tests shorten it.
+  std::chrono::milliseconds hash_cache_settle = HashCache::kDefaultSettle;
+  bool rehash = false;
+  int threads = 0;  // 0: one per core
+  std::function<void(std::int64_t, std::int64_t)> progress;
+};
+
+struct PayloadCheck {
+  std::int64_t pieces = 0;
+  std::int64_t bad_pieces = 0;  // hash differs from the metainfo's
+  std::int64_t first_bad = -1;
+  bool from_cache = false;
+  std::string cache_warning;
+};
+
+// `torrent_bytes` must have passed proto::CheckMetainfo. Fails when a file
+// is missing, is not a regular file, or has another size than listed; a
+// piece that hashes differently is counted, not an error.
+Result<PayloadCheck, std::string> CheckPayload(std::string_view torrent_bytes,
+                                               const PayloadCheckOptions& options);
+
+}  // namespace swarmcast::node
