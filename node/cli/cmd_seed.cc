@@ -5,6 +5,8 @@
 #include "node/cli/common.h"
 #include "node/cli/push_wiring.h"
 #include "node/file_io.h"
+#include "node/hash_cache.h"
+#include "node/payload_check.h"
 #include "node/units.h"
 #include "proto/hex.h"
 #include "proto/metainfo.h"
@@ -17,7 +19,7 @@ int RunSeed(int argc, char** argv) {
   TrackerFlags trk;
   std::string path, name, piece_size = "auto", torrent_file, save_torrent;
   PushSeedFlags push_flags;
-  bool hybrid = false;
+  bool hybrid = false, rehash = false;
   int stop_after_copies = 0;
   po::options_description d("Options");
   d.add_options()("path", po::value(&path)->required(), "file or directory to seed")(
@@ -26,8 +28,10 @@ int RunSeed(int argc, char** argv) {
       "piece size, power of two in [16KiB, 64MiB] (auto: about 1024 pieces)")(
       "hybrid", po::bool_switch(&hybrid), "publish a v1+v2 hybrid (default: v1 only)")(
       "torrent", po::value(&torrent_file),
-      "seed this existing .torrent instead of hashing PATH (the data is checked first)")(
-      "save-torrent", po::value(&save_torrent), "also write the metainfo to this file")(
+      "seed this existing .torrent instead of hashing PATH; every piece of PATH is checked "
+      "against it before anything is served or pushed")(
+      "rehash", po::bool_switch(&rehash), kRehashHelp)("save-torrent", po::value(&save_torrent),
+                                                       "also write the metainfo to this file")(
       "stop-after-copies", po::value(&stop_after_copies)->default_value(0),
       "exit once N full copies were made: downloads the tracker saw complete since this seed "
       "started, or copies among the connected peers (0: seed until interrupted)");
@@ -52,7 +56,9 @@ int RunSeed(int argc, char** argv) {
   auto netopts = ToNetworkOptions(net, log);
   auto peers = ToPeerEndpoints(net, log);
   if (!client || !netopts || !peers) return kExitUsage;
-  const std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
+  std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
+  // "dir/" names the directory itself.
+  if (!content.has_filename() && content.has_parent_path()) content = content.parent_path();
   if (name.empty()) name = content.filename().string();
   if (!proto::IsValidSwarmName(name)) {
     log.Error("'" + name + "' is not a valid swarm name (" + std::string(proto::kSwarmNameRule) +
@@ -83,6 +89,8 @@ int RunSeed(int argc, char** argv) {
     BuildOptions b;
     b.path = content;
     b.hybrid = hybrid;
+    b.hash_cache_dir = DefaultHashCacheDir();
+    b.rehash = rehash;
     b.announce_url = client->url().AnnounceUrl();
     if (!ApplyPieceSizeFlag(piece_size, b, log)) return kExitUsage;
     auto built = HashWithProgress(b, common, &status);
@@ -102,6 +110,32 @@ int RunSeed(int argc, char** argv) {
     log.Error("the metainfo names '" + summary->name + "' but PATH is '" +
               content.filename().string() + "'");
     return kExitUsage;
+  }
+  if (!verified) {
+    // Before the push sender starts: a seed must never push a piece that
+    // does not match the hashes it publishes.
+    PayloadCheckOptions c;
+    c.dir = content.parent_path();
+    c.hash_cache_dir = DefaultHashCacheDir();
+    c.rehash = rehash;
+    c.progress = MakeHashProgress("checking", content.filename().string(), summary->total_size,
+                                  common, &status);
+    auto check = CheckPayload(torrent_bytes, c);
+    if (!check) {
+      log.Error("cannot check " + content.string() + " against " + torrent_file + ": " +
+                check.error());
+      return kExitStorage;
+    }
+    if (!check->cache_warning.empty()) log.Warning(check->cache_warning);
+    if (check->bad_pieces > 0) {
+      log.Error(content.string() + " does not match " + torrent_file + ": " +
+                std::to_string(check->bad_pieces) + " of " + std::to_string(check->pieces) +
+                " pieces differ (the first is piece " + std::to_string(check->first_bad) + ")");
+      return kExitStorage;
+    }
+    log.Info(std::string("checked ") + content.filename().string() + " against " + torrent_file +
+             (check->from_cache ? " (hashes reused from the cache: no file changed)" : ""));
+    verified = true;
   }
   if (!save_torrent.empty()) {
     if (auto ec = WriteFileAtomically(save_torrent, torrent_bytes)) {

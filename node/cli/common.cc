@@ -189,24 +189,19 @@ int ExitFor(const TransferError& e) {
 
 namespace swarmcast::node::cli {
 
-Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f,
-                                                    StatusFile* status) {
+HashProgress MakeHashProgress(const std::string& verb, const std::string& label,
+                              std::int64_t bytes_total, const CommonFlags& f, StatusFile* status) {
   using Clock = std::chrono::steady_clock;
   const ProgressMode mode = ChooseProgressMode(f);
   const auto interval = ProgressInterval(f);
   const auto start = Clock::now();
   auto next = start;
-  const std::string label = options.path.filename().string();
-  std::error_code ec;
-  const auto bytes_total = std::filesystem::is_regular_file(options.path, ec)
-                               ? std::filesystem::file_size(options.path, ec)
-                               : 0;
   auto next_status = start;
-  options.progress = [&](std::int64_t done, std::int64_t total) {
+  return [=](std::int64_t done, std::int64_t total) mutable {
     const auto now = Clock::now();
     if (status != nullptr && (now >= next_status || done == total)) {
       nlohmann::json j = status->last();
-      j["state"] = "hashing";
+      j["state"] = verb;
       j["pieces_total"] = total;
       j["pieces_done"] = done;
       status->Update(std::move(j));
@@ -220,17 +215,38 @@ Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const 
       rate = "  " + FormatBytes(frac * static_cast<double>(bytes_total) / secs) + "/s";
     }
     if (mode == ProgressMode::kBar) {
-      std::fprintf(stderr, "\rhashing %s: %5.1f%% (%lld/%lld pieces)%s\033[K%s", label.c_str(),
-                   100 * frac, static_cast<long long>(done), static_cast<long long>(total),
-                   rate.c_str(), done == total ? "\n" : "");
+      std::fprintf(stderr, "\r%s %s: %5.1f%% (%lld/%lld pieces)%s\033[K%s", verb.c_str(),
+                   label.c_str(), 100 * frac, static_cast<long long>(done),
+                   static_cast<long long>(total), rate.c_str(), done == total ? "\n" : "");
       next = now + std::chrono::milliseconds(200);
     } else {
-      std::fprintf(stderr, "hashing %s: %5.1f%% (%lld/%lld pieces)%s\n", label.c_str(), 100 * frac,
-                   static_cast<long long>(done), static_cast<long long>(total), rate.c_str());
+      std::fprintf(stderr, "%s %s: %5.1f%% (%lld/%lld pieces)%s\n", verb.c_str(), label.c_str(),
+                   100 * frac, static_cast<long long>(done), static_cast<long long>(total),
+                   rate.c_str());
       next = now + interval;
     }
   };
-  return BuildMetainfo(options);
+}
+
+Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f,
+                                                    StatusFile* status) {
+  const std::string label = options.path.filename().string();
+  std::error_code ec;
+  const auto bytes_total = std::filesystem::is_regular_file(options.path, ec)
+                               ? std::filesystem::file_size(options.path, ec)
+                               : 0;
+  options.progress =
+      MakeHashProgress("hashing", label, static_cast<std::int64_t>(bytes_total), f, status);
+  auto built = BuildMetainfo(options);
+  if (built) {
+    const proto::Logger log = MakeLogger(f);
+    if (built->hashes_from_cache) {
+      log.Info("piece hashes of " + label + " reused from " + options.hash_cache_dir.string() +
+               " (no file changed since they were computed; --rehash reads them again)");
+    }
+    if (!built->cache_warning.empty()) log.Warning(built->cache_warning);
+  }
+  return built;
 }
 
 }  // namespace swarmcast::node::cli

@@ -5,10 +5,13 @@
 
 #include <boost/program_options.hpp>
 #include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "node/metainfo_builder.h"
 #include "node/registry_client.h"
 #include "node/status_file.h"
 #include "node/transfer.h"
@@ -85,25 +88,26 @@ proto::Logger MakeLogger(const CommonFlags& f);
 int ExitFor(const RegistryError& e);
 int ExitFor(const TransferError& e);
 
-}  // namespace swarmcast::node::cli
-
-#include "node/metainfo_builder.h"
-
-namespace swarmcast::node::cli {
+// Progress of hashing `label` (`verb`: "hashing", "checking") as a bar or
+// lines on stderr (per CommonFlags) and in `status` (may be null).
+using HashProgress = std::function<void(std::int64_t done, std::int64_t total)>;
+HashProgress MakeHashProgress(const std::string& verb, const std::string& label,
+                              std::int64_t bytes_total, const CommonFlags& f, StatusFile* status);
 
 // BuildMetainfo with a progress bar / lines on stderr (per CommonFlags),
 // and the hashing progress in `status` (may be null).
 Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f,
                                                     StatusFile* status = nullptr);
+
+// --rehash on create and seed.
+inline constexpr const char* kRehashHelp =
+    "hash every piece again instead of reusing the hashes kept from an earlier run on the same, "
+    "unchanged files (same path, size, inode, mtime and ctime; kept in "
+    "$SWARMCAST_CACHE_DIR, $XDG_CACHE_HOME/swarmcast or ~/.cache/swarmcast)";
+
 // Applies a --piece-size flag ("auto" or a size such as 1MiB) to `b`;
 // false after printing why.
 bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b, const proto::Logger& log);
-
-}  // namespace swarmcast::node::cli
-
-#include <nlohmann/json.hpp>
-
-namespace swarmcast::node::cli {
 
 // The fields of a TransferReport, as `--json` prints them.
 nlohmann::json ReportJson(const TransferReport& r);

@@ -175,7 +175,8 @@ fs::path LocalSwarmTest::Dir(const std::string& sub) {
 }
 
 std::vector<std::string> LocalSwarmTest::Env() {
-  return {"SWARMCAST_STATE_DIR=" + Dir("state").string()};
+  return {"SWARMCAST_STATE_DIR=" + Dir("state").string(),
+          "SWARMCAST_CACHE_DIR=" + Dir("cache").string()};
 }
 
 std::unique_ptr<Child> LocalSwarmTest::Run(const std::string& log, std::vector<std::string> args) {

@@ -87,7 +87,7 @@ class LocalSwarmTest : public ::testing::Test {
 
   // A subdirectory of the scratch directory, created.
   fs::path Dir(const std::string& sub);
-  // Every swarmcast process keeps its state files in one place here.
+  // Every swarmcast process keeps its state files and hash cache here.
   std::vector<std::string> Env();
   // Starts `swarmcast args...`, logging to <scratch>/<log>.out and .err.
   std::unique_ptr<Child> Run(const std::string& log, std::vector<std::string> args);
