@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "node/hash_cache.h"
+#include "node/payload_check.h"
 #include "node/payload_files.h"
 #include "node/piece_hasher.h"
 
@@ -22,23 +23,17 @@ Result<CachedHashes, std::string> V1Hashes(const lt::create_torrent& ct, const P
                                            const BuildOptions& o) {
   std::map<std::string, const PayloadFile*> by_path;
   for (const auto& f : payload.files) by_path[f.torrent_path] = &f;
-  const lt::file_storage& layout = ct.files();
-  HashJob job;
-  job.piece_length = ct.piece_length();
-  job.threads = o.hashing_threads;
-  job.progress = o.progress;
-  std::vector<FileIdentity> identities;
-  for (const lt::file_index_t i : layout.file_range()) {
-    if (layout.pad_file_at(i)) {
-      job.segments.push_back({.path = {}, .size = layout.file_size(i)});
-      continue;
-    }
-    const auto it = by_path.find(layout.file_path(i));
-    if (it == by_path.end()) return Unexpected("internal: " + layout.file_path(i) + " not listed");
-    job.segments.push_back({.path = it->second->disk_path, .size = layout.file_size(i)});
-    identities.push_back(it->second->identity);
-  }
-  return HashPiecesCached(job, identities, HashCache(o.hash_cache_dir, o.hash_cache_settle),
+  auto in = HashInputsFor(
+      ct.files(),
+      [&](const std::string& torrent_path, std::int64_t) -> Result<PayloadFile, std::string> {
+        const auto it = by_path.find(torrent_path);
+        if (it == by_path.end()) return Unexpected("internal: " + torrent_path + " not listed");
+        return *it->second;
+      });
+  if (!in) return Unexpected(std::move(in.error()));
+  in->job.threads = o.hashing_threads;
+  in->job.progress = o.progress;
+  return HashPiecesCached(in->job, in->identities, HashCache(o.hash_cache_dir, o.hash_cache_settle),
                           o.rehash);
 }
 

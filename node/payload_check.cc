@@ -1,9 +1,5 @@
 #include "node/payload_check.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
 #include <libtorrent/torrent_info.hpp>
 
 #include "node/hash_cache.h"
@@ -12,43 +8,49 @@
 
 namespace swarmcast::node {
 
+Result<HashInputs, std::string> HashInputsFor(const lt::file_storage& layout,
+                                              const FileLocator& locate) {
+  HashInputs in;
+  in.job.piece_length = layout.piece_length();
+  for (const lt::file_index_t i : layout.file_range()) {
+    if (layout.pad_file_at(i)) {
+      in.job.segments.push_back({.path = {}, .size = layout.file_size(i)});
+      continue;
+    }
+    auto file = locate(layout.file_path(i), layout.file_size(i));
+    if (!file) return Unexpected(std::move(file.error()));
+    in.job.segments.push_back({.path = file->disk_path, .size = layout.file_size(i)});
+    in.identities.push_back(file->identity);
+  }
+  return in;
+}
+
 Result<PayloadCheck, std::string> CheckPayload(std::string_view torrent_bytes,
                                                const PayloadCheckOptions& o) {
   lt::error_code ec;
   const lt::torrent_info ti(torrent_bytes, ec, lt::from_span);
   if (ec) return Unexpected("metainfo: " + ec.message());
   if (!ti.info_hashes().has_v1()) return Unexpected("metainfo has no v1 piece hashes to check");
-  const lt::file_storage& layout = ti.files();
-  HashJob job;
-  job.piece_length = ti.piece_length();
-  job.threads = o.threads;
-  job.progress = o.progress;
-  std::vector<FileIdentity> identities;
-  for (const lt::file_index_t i : layout.file_range()) {
-    if (layout.pad_file_at(i)) {
-      job.segments.push_back({.path = {}, .size = layout.file_size(i)});
-      continue;
-    }
-    const std::filesystem::path path = o.dir / layout.file_path(i);
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-      return Unexpected(path.string() + ": " + std::strerror(errno));
-    }
-    if (!S_ISREG(st.st_mode)) return Unexpected(path.string() + ": not a regular file");
-    if (st.st_size != layout.file_size(i)) {
-      return Unexpected(path.string() + " is " + std::to_string(st.st_size) +
-                        " bytes; the metainfo says " + std::to_string(layout.file_size(i)));
-    }
-    auto id = IdentityOf(path);
-    if (!id) return Unexpected(std::move(id.error()));
-    identities.push_back(*id);
-    job.segments.push_back({.path = path, .size = layout.file_size(i)});
-  }
+  auto in = HashInputsFor(
+      ti.files(),
+      [&](const std::string& torrent_path, std::int64_t size) -> Result<PayloadFile, std::string> {
+        const std::filesystem::path path = o.dir / torrent_path;
+        auto id = IdentityOf(path);
+        if (!id) return Unexpected(std::move(id.error()));
+        if (id->size != size) {
+          return Unexpected(path.string() + " is " + std::to_string(id->size) +
+                            " bytes; the metainfo says " + std::to_string(size));
+        }
+        return PayloadFile{.torrent_path = torrent_path, .disk_path = path, .identity = *id};
+      });
+  if (!in) return Unexpected(std::move(in.error()));
+  in->job.threads = o.threads;
+  in->job.progress = o.progress;
 
   PayloadCheck out;
   out.pieces = ti.num_pieces();
-  auto hashes =
-      HashPiecesCached(job, identities, HashCache(o.hash_cache_dir, o.hash_cache_settle), o.rehash);
+  auto hashes = HashPiecesCached(in->job, in->identities,
+                                 HashCache(o.hash_cache_dir, o.hash_cache_settle), o.rehash);
   if (!hashes) return Unexpected(std::move(hashes.error()));
   out.from_cache = hashes->from_cache;
   out.cache_warning = hashes->warning;

@@ -12,9 +12,28 @@
 #include <string_view>
 
 #include "node/hash_cache.h"
+#include "node/payload_files.h"
+#include "node/piece_hasher.h"
 #include "proto/result.h"
 
+namespace libtorrent {
+class file_storage;
+}
+
 namespace swarmcast::node {
+
+// What hashing a metainfo's file layout needs: the job's segments (pad
+// files as zeros) and the identities of the files, in layout order.
+struct HashInputs {
+  HashJob job;
+  std::vector<FileIdentity> identities;
+};
+// Where the file at `torrent_path` (of `size` bytes in the layout) is on
+// disk and what its identity is; an error when it is not there as listed.
+using FileLocator = std::function<Result<PayloadFile, std::string>(const std::string& torrent_path,
+                                                                   std::int64_t size)>;
+Result<HashInputs, std::string> HashInputsFor(const libtorrent::file_storage& layout,
+                                              const FileLocator& locate);
 
 struct PayloadCheckOptions {
   std::filesystem::path dir;             // the files are at dir/<path in the metainfo>
