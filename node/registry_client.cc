@@ -148,7 +148,10 @@ Result<RegistryClient::Response, RegistryError> RegistryClient::Request(const st
         }
         stage = "read";
         http::async_read(stream, buffer, parser, [&](beast::error_code ec4, std::size_t) {
-          if (ec4) failure = ec4;
+          if (ec4) {
+            failure = ec4;
+            return;
+          }
           stage = "done";
         });
       });

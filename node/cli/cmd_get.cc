@@ -1,5 +1,6 @@
 // swarmcast get NAME|INFOHASH --tracker URL -o DIR
 #include <iostream>
+#include <thread>
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
@@ -13,7 +14,7 @@ int RunGet(int argc, char** argv) {
   CommonFlags common;
   NetworkFlags net;
   TrackerFlags trk;
-  std::string key, out, linger = "5m", stall = "10m";
+  std::string key, out, linger = "5m", stall = "10m", wait = "0";
   bool no_linger = false, torrent_urls = false;
   PushGetFlags push_flags;
   po::options_description d("Options");
@@ -26,7 +27,10 @@ int RunGet(int argc, char** argv) {
       "allow-torrent-urls", po::bool_switch(&torrent_urls),
       "also use the trackers and web seeds the metainfo lists (default: only --tracker)")(
       "stall-timeout", po::value(&stall)->default_value(stall),
-      "give up (exit 8) when no data arrived for this long; 0: wait forever");
+      "give up (exit 8) when no data arrived for this long; 0: wait forever")(
+      "wait", po::value(&wait)->default_value(wait)->implicit_value("24h"),
+      "wait up to this long for the name to be published (--wait alone: 24h; default: "
+      "a name not in the registry is an error at once)");
   AddPushGetOptions(d, push_flags);
   AddTrackerOptions(d, trk);
   AddNetworkOptions(d, net);
@@ -68,10 +72,16 @@ int RunGet(int argc, char** argv) {
     log.Error("'" + key + "' is neither a swarm name nor a 40-hex info-hash");
     return kExitUsage;
   }
+  auto wait_for = ParseDuration(wait);
+  if (!wait_for) {
+    log.Error("--wait: " + wait_for.error());
+    return kExitUsage;
+  }
   auto client = ToRegistryClient(trk, log);
+  auto retry = ToRetryPolicy(trk, log);
   auto netopts = ToNetworkOptions(net, log);
   auto peers = ToPeerEndpoints(net, log);
-  if (!client || !netopts || !peers) return kExitUsage;
+  if (!client || !retry || !netopts || !peers) return kExitUsage;
 
   // Listed by `swarmcast status` from here until this command exits.
   StatusFile status(StateDir(),
@@ -84,11 +94,23 @@ int RunGet(int argc, char** argv) {
   // must hash to it.
   std::string info_hash = proto::IsInfoHashHex(key) ? key : std::string();
   std::string registry_push;  // the seed's push endpoint, if it has one
+  // Gets started on a whole fleet at one instant spread their first
+  // requests over a quarter second instead of arriving in one burst.
+  std::this_thread::sleep_for(
+      Backoff({.retry_for = std::chrono::hours(1), .first_delay = std::chrono::milliseconds(250)})
+          .Next()
+          .value_or(std::chrono::milliseconds(0)));
   if (!info_hash.empty() && !push_flags.no_push) {
-    if (auto swarm = client->GetSwarm(info_hash)) registry_push = swarm->push;
+    auto swarm = WithRetries(*retry, log, "tracker", [&] { return client->GetSwarm(info_hash); });
+    if (swarm) registry_push = swarm->push;
   }
   if (info_hash.empty()) {
-    auto swarm = client->GetSwarm(key);
+    RetryPolicy lookup = *retry;
+    if (wait_for->count() > 0) {
+      lookup.until_found = true;
+      lookup.retry_for = std::max(lookup.retry_for, *wait_for);
+    }
+    auto swarm = WithRetries(lookup, log, "tracker", [&] { return client->GetSwarm(key); });
     if (!swarm) {
       log.Error(ToString(swarm.error()));
       return ExitFor(swarm.error());
@@ -100,7 +122,7 @@ int RunGet(int argc, char** argv) {
     info_hash = swarm->info_hash;
     registry_push = swarm->push;
   }
-  auto torrent = client->GetTorrent(info_hash);
+  auto torrent = WithRetries(*retry, log, "tracker", [&] { return client->GetTorrent(info_hash); });
   if (!torrent) {
     log.Error(ToString(torrent.error()));
     return ExitFor(torrent.error());

@@ -53,9 +53,10 @@ int RunSeed(int argc, char** argv) {
   }
   const proto::Logger log = MakeLogger(common);
   auto client = ToRegistryClient(trk, log);
+  auto retry = ToRetryPolicy(trk, log);
   auto netopts = ToNetworkOptions(net, log);
   auto peers = ToPeerEndpoints(net, log);
-  if (!client || !netopts || !peers) return kExitUsage;
+  if (!client || !retry || !netopts || !peers) return kExitUsage;
   std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
   // "dir/" names the directory itself.
   if (!content.has_filename() && content.has_parent_path()) content = content.parent_path();
@@ -163,9 +164,13 @@ int RunSeed(int argc, char** argv) {
   // are not copies this run made.
   std::int64_t completed_before = 0;
   if (stop_after_copies > 0) {
-    if (auto known = client->GetSwarm(info_hash)) completed_before = known->completed;
+    auto known = WithRetries(*retry, log, "tracker", [&] { return client->GetSwarm(info_hash); });
+    if (known) completed_before = known->completed;
   }
-  auto published = client->Publish(name, torrent_bytes, push->endpoint);
+  // A PUT of the same content under the same name is idempotent: safe to
+  // repeat after a reply that was lost.
+  auto published = WithRetries(
+      *retry, log, "tracker", [&] { return client->Publish(name, torrent_bytes, push->endpoint); });
   if (!published) {
     log.Error(ToString(published.error()));
     return ExitFor(published.error());

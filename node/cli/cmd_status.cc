@@ -59,14 +59,14 @@ int LocalStatus(const CommonFlags& common, const proto::Logger& log) {
   return kExitOk;
 }
 
-int SwarmStatus(RegistryClient& client, const std::string& key, const CommonFlags& common,
-                const proto::Logger& log) {
-  auto swarm = client.GetSwarm(key);
+int SwarmStatus(RegistryClient& client, const RetryPolicy& retry, const std::string& key,
+                const CommonFlags& common, const proto::Logger& log) {
+  auto swarm = WithRetries(retry, log, "tracker", [&] { return client.GetSwarm(key); });
   if (!swarm) {
     log.Error(ToString(swarm.error()));
     return ExitFor(swarm.error());
   }
-  auto view = client.GetCompletion(key);
+  auto view = WithRetries(retry, log, "tracker", [&] { return client.GetCompletion(key); });
   if (!view) {
     log.Error(ToString(view.error()));
     return ExitFor(view.error());
@@ -141,8 +141,9 @@ int RunStatus(int argc, char** argv) {
     return kExitUsage;
   }
   auto client = ToRegistryClient(trk, log);
-  if (!client) return kExitUsage;
-  return SwarmStatus(*client, key, common, log);
+  auto retry = ToRetryPolicy(trk, log);
+  if (!client || !retry) return kExitUsage;
+  return SwarmStatus(*client, *retry, key, common, log);
 }
 
 }  // namespace swarmcast::node::cli

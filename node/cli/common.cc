@@ -49,7 +49,10 @@ void AddNetworkOptions(po::options_description& d, NetworkFlags& f) {
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {
   d.add_options()("tracker", po::value(&f.tracker), "tracker base URL, e.g. http://10.0.0.1:6969")(
       "token", po::value(&f.token), "admin token for publishing (default: $SWARMCAST_TOKEN)")(
-      "timeout", po::value(&f.timeout)->default_value(f.timeout), "per-request tracker timeout");
+      "timeout", po::value(&f.timeout)->default_value(f.timeout), "per-request tracker timeout")(
+      "tracker-retry", po::value(&f.retry_for)->default_value(f.retry_for),
+      "keep retrying a tracker that is unreachable, times out or is busy for this long, with "
+      "growing randomized pauses (0: fail at the first error); refusals are not retried");
 }
 
 std::optional<int> ParseArgs(int argc, char** argv, const po::options_description& d,
@@ -132,6 +135,17 @@ std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const prot
     if (const char* env = std::getenv("SWARMCAST_TOKEN")) token = env;
   }
   return RegistryClient(*url, *timeout, token);
+}
+
+std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Logger& log) {
+  auto retry_for = ParseDuration(f.retry_for);
+  if (!retry_for) {
+    log.Error("--tracker-retry: " + retry_for.error());
+    return std::nullopt;
+  }
+  RetryPolicy p;
+  p.retry_for = *retry_for;
+  return p;
 }
 
 ProgressMode ChooseProgressMode(const CommonFlags& f) {

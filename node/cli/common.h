@@ -13,6 +13,7 @@
 
 #include "node/metainfo_builder.h"
 #include "node/registry_client.h"
+#include "node/registry_retry.h"
 #include "node/status_file.h"
 #include "node/transfer.h"
 #include "proto/log.h"
@@ -55,11 +56,12 @@ struct NetworkFlags {
 };
 void AddNetworkOptions(po::options_description& d, NetworkFlags& f);
 
-// --tracker, --token, --timeout.
+// --tracker, --token, --timeout, --tracker-retry.
 struct TrackerFlags {
   std::string tracker;
   std::string token;
   std::string timeout = "10s";
+  std::string retry_for = "5m";
 };
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f);
 
@@ -75,6 +77,8 @@ std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f, const prot
 std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& f,
                                                             const proto::Logger& log);
 std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const proto::Logger& log);
+// --tracker-retry as a policy; nullopt after printing why.
+std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Logger& log);
 ProgressMode ChooseProgressMode(const CommonFlags& f);
 std::chrono::milliseconds ProgressInterval(const CommonFlags& f);
 
