@@ -25,16 +25,15 @@ Result<HashInputs, std::string> HashInputsFor(const lt::file_storage& layout,
   return in;
 }
 
-Result<PayloadCheck, std::string> CheckPayload(std::string_view torrent_bytes,
-                                               const PayloadCheckOptions& o) {
-  lt::error_code ec;
-  const lt::torrent_info ti(torrent_bytes, ec, lt::from_span);
-  if (ec) return Unexpected("metainfo: " + ec.message());
-  if (!ti.info_hashes().has_v1()) return Unexpected("metainfo has no v1 piece hashes to check");
-  auto in = HashInputsFor(
+namespace {
+
+// The hashing inputs for `ti`'s files as they are under `dir` now.
+Result<HashInputs, std::string> InputsUnder(const lt::torrent_info& ti,
+                                            const std::filesystem::path& dir) {
+  return HashInputsFor(
       ti.files(),
       [&](const std::string& torrent_path, std::int64_t size) -> Result<PayloadFile, std::string> {
-        const std::filesystem::path path = o.dir / torrent_path;
+        const std::filesystem::path path = dir / torrent_path;
         auto id = IdentityOf(path);
         if (!id) return Unexpected(std::move(id.error()));
         if (id->size != size) {
@@ -43,6 +42,41 @@ Result<PayloadCheck, std::string> CheckPayload(std::string_view torrent_bytes,
         }
         return PayloadFile{.torrent_path = torrent_path, .disk_path = path, .identity = *id};
       });
+}
+
+Result<lt::torrent_info, std::string> ParseV1(std::string_view torrent_bytes) {
+  lt::error_code ec;
+  lt::torrent_info ti(torrent_bytes, ec, lt::from_span);
+  if (ec) return Unexpected("metainfo: " + ec.message());
+  if (!ti.info_hashes().has_v1()) return Unexpected("metainfo has no v1 piece hashes to check");
+  return ti;
+}
+
+}  // namespace
+
+std::optional<std::string> RememberVerifiedPayload(std::string_view torrent_bytes,
+                                                   const std::filesystem::path& dir,
+                                                   const std::filesystem::path& hash_cache_dir) {
+  auto ti = ParseV1(torrent_bytes);
+  if (!ti) return ti.error();
+  auto in = InputsUnder(*ti, dir);
+  if (!in) return in.error();
+  std::string hashes;
+  for (const lt::piece_index_t p : ti->piece_range()) {
+    const lt::sha1_hash h = ti->hash_for_piece(p);
+    hashes.append(h.data(), h.size());
+  }
+  const HashCache cache(hash_cache_dir);
+  return cache.Store(HashCache::Key(in->job.segments, in->identities, in->job.piece_length),
+                     hashes);
+}
+
+Result<PayloadCheck, std::string> CheckPayload(std::string_view torrent_bytes,
+                                               const PayloadCheckOptions& o) {
+  auto parsed = ParseV1(torrent_bytes);
+  if (!parsed) return Unexpected(std::move(parsed.error()));
+  const lt::torrent_info& ti = *parsed;
+  auto in = InputsUnder(ti, o.dir);
   if (!in) return Unexpected(std::move(in.error()));
   in->job.threads = o.threads;
   in->job.progress = o.progress;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -58,5 +59,14 @@ struct PayloadCheck {
 // piece that hashes differently is counted, not an error.
 Result<PayloadCheck, std::string> CheckPayload(std::string_view torrent_bytes,
                                                const PayloadCheckOptions& options);
+
+// After a get verified every piece and moved the content to
+// dir/<name>: keeps the metainfo's piece hashes in the cache under the
+// files' identities now, so checking the same files again (a get run a
+// second time) reads nothing. No settle wait: the writer was this process
+// and it is done. Returns why not, if not.
+std::optional<std::string> RememberVerifiedPayload(std::string_view torrent_bytes,
+                                                   const std::filesystem::path& dir,
+                                                   const std::filesystem::path& hash_cache_dir);
 
 }  // namespace swarmcast::node

@@ -576,6 +576,8 @@ const char* ToString(TransferEnd end) {
       return "copies-reached";
     case TransferEnd::kInterrupted:
       return "interrupted";
+    case TransferEnd::kAlreadyComplete:
+      return "already-complete";
   }
   return "unknown";
 }

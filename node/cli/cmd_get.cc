@@ -5,17 +5,70 @@
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
 #include "node/cli/push_wiring.h"
+#include "node/hash_cache.h"
+#include "node/payload_check.h"
 #include "node/units.h"
+#include "proto/hex.h"
 #include "proto/metainfo.h"
 
 namespace swarmcast::node::cli {
+namespace {
+
+// When DIR/NAME exists: the exit code if the get ends here (already
+// complete: 0; something else is there: kExitStorage), nullopt to go on
+// (nothing there, or --force removed it).
+std::optional<int> CheckExistingTarget(const std::filesystem::path& dir, const std::string& torrent,
+                                       const proto::MetainfoSummary& summary, bool force,
+                                       const CommonFlags& common, StatusFile& status,
+                                       const proto::Logger& log) {
+  const std::filesystem::path target = dir / summary.name;
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(target, ec))) return std::nullopt;
+  PayloadCheckOptions c;
+  c.dir = dir;
+  c.hash_cache_dir = DefaultHashCacheDir();
+  c.progress = MakeHashProgress("checking", summary.name, summary.total_size, common, &status);
+  auto check = CheckPayload(torrent, c);
+  if (check && check->bad_pieces == 0) {
+    log.Info(target.string() + " is already complete (every piece matches" +
+             (check->from_cache ? ", by the cached hashes of unchanged files)" : ")"));
+    TransferReport r;
+    r.end = TransferEnd::kAlreadyComplete;
+    r.name = summary.name;
+    r.info_hash = proto::ToHex(summary.info_hash);
+    r.path = target;
+    r.total_bytes = summary.total_size;
+    r.piece_length = summary.piece_length;
+    r.pieces_total = r.pieces_at_start = r.pieces_done = summary.num_pieces;
+    r.complete = true;
+    r.download_seconds = 0;
+    if (common.json) std::cout << ReportJson(r).dump() << "\n";
+    return kExitOk;
+  }
+  const std::string why = !check ? check.error()
+                                 : std::to_string(check->bad_pieces) + " of " +
+                                       std::to_string(check->pieces) + " pieces differ";
+  if (force) {
+    log.Warning("replacing " + target.string() + " (--force): " + why);
+    std::filesystem::remove_all(target, ec);
+    if (!ec) return std::nullopt;
+    log.Error("cannot remove " + target.string() + ": " + ec.message());
+  } else {
+    log.Error(target.string() + " exists and is not this swarm's content (" + why +
+              "); remove it, choose another -o, or pass --force to replace it");
+  }
+  if (common.json) std::cout << nlohmann::json({{"error", why}}).dump() << "\n";
+  return kExitStorage;
+}
+
+}  // namespace
 
 int RunGet(int argc, char** argv) {
   CommonFlags common;
   NetworkFlags net;
   TrackerFlags trk;
   std::string key, out, linger = "5m", stall = "10m", wait = "0";
-  bool no_linger = false, torrent_urls = false;
+  bool no_linger = false, torrent_urls = false, force = false;
   PushGetFlags push_flags;
   po::options_description d("Options");
   d.add_options()("swarm", po::value(&key)->required(), "registry name or 40-hex info-hash")(
@@ -24,6 +77,9 @@ int RunGet(int argc, char** argv) {
       "after completing, keep serving others for at most this long (e.g. 90s, 5m); "
       "stops earlier once the tracker reports every peer done")(
       "no-linger", po::bool_switch(&no_linger), "exit as soon as the download is complete")(
+      "force", po::bool_switch(&force),
+      "replace DIR/NAME when it exists and is not the swarm's content (default: refuse; "
+      "when it is the content, the get ends at once either way)")(
       "allow-torrent-urls", po::bool_switch(&torrent_urls),
       "also use the trackers and web seeds the metainfo lists (default: only --tracker)")(
       "stall-timeout", po::value(&stall)->default_value(stall),
@@ -45,7 +101,9 @@ int RunGet(int argc, char** argv) {
           "command line must match), and downloads into DIR. Data is written under\n"
           "DIR/.swarmcast/ and moved to DIR/NAME only when every piece has passed\n"
           "its hash check; run the same command again after a crash or kill and it\n"
-          "resumes from the verified pieces. Then it lingers, serving others.",
+          "resumes from the verified pieces. Then it lingers, serving others.\n"
+          "Run again once complete, it checks DIR/NAME and exits 0 without\n"
+          "downloading (\"end\": \"already-complete\").",
           vm)) {
     return *code;
   }
@@ -133,11 +191,16 @@ int RunGet(int argc, char** argv) {
     return kExitMetainfo;
   }
 
+  const std::filesystem::path dir = std::filesystem::absolute(out).lexically_normal();
+  if (auto done = CheckExistingTarget(dir, *torrent, *summary, force, common, status, log)) {
+    return *done;
+  }
+
   TransferOptions t;
   t.role = TransferOptions::Role::kGet;
-  t.torrent_bytes = std::move(*torrent);
+  t.torrent_bytes = *torrent;
   t.expected_info_hash = info_hash;
-  t.dir = std::filesystem::absolute(out).lexically_normal();
+  t.dir = dir;
   t.announce_url = client->url().AnnounceUrl();
   t.torrent_urls = torrent_urls;
   t.net = *netopts;
@@ -164,6 +227,13 @@ int RunGet(int argc, char** argv) {
       std::cout << nlohmann::json({{"error", report.error().message}}).dump() << "\n";
     }
     return ExitFor(report.error());
+  }
+  if (report->complete) {
+    // A second run over the same files then checks nothing (see
+    // CheckExistingTarget).
+    if (auto why = RememberVerifiedPayload(*torrent, dir, DefaultHashCacheDir())) {
+      log.Debug("piece hashes not cached: " + *why);
+    }
   }
   if (common.json) {
     nlohmann::json j = ReportJson(*report);
