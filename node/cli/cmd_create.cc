@@ -4,6 +4,7 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/json_output.h"
 #include "node/file_io.h"
 #include "node/hash_cache.h"
 #include "node/units.h"
@@ -68,7 +69,7 @@ int RunCreate(int argc, char** argv) {
                         {"files", built->num_files},
                         {"hybrid", hybrid},
                         {"hashes_from_cache", built->hashes_from_cache}};
-    std::cout << j.dump() << "\n";
+    Output().SetResult(std::move(j));
   } else {
     std::cout << out << ": " << built->name << " " << built->info_hash << " ("
               << FormatBytes(static_cast<double>(built->total_size)) << ", " << built->num_pieces

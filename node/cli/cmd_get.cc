@@ -4,6 +4,7 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/json_output.h"
 #include "node/cli/push_wiring.h"
 #include "node/hash_cache.h"
 #include "node/payload_check.h"
@@ -42,7 +43,7 @@ std::optional<int> CheckExistingTarget(const std::filesystem::path& dir, const s
     r.pieces_total = r.pieces_at_start = r.pieces_done = summary.num_pieces;
     r.complete = true;
     r.download_seconds = 0;
-    if (common.json) std::cout << ReportJson(r).dump() << "\n";
+    Output().SetResult(ReportJson(r));
     return kExitOk;
   }
   const std::string why = !check ? check.error()
@@ -57,7 +58,6 @@ std::optional<int> CheckExistingTarget(const std::filesystem::path& dir, const s
     log.Error(target.string() + " exists and is not this swarm's content (" + why +
               "); remove it, choose another -o, or pass --force to replace it");
   }
-  if (common.json) std::cout << nlohmann::json({{"error", why}}).dump() << "\n";
   return kExitStorage;
 }
 
@@ -223,9 +223,6 @@ int RunGet(int argc, char** argv) {
   auto report = RunTransfer(t);
   if (!report) {
     log.Error(report.error().message);
-    if (common.json) {
-      std::cout << nlohmann::json({{"error", report.error().message}}).dump() << "\n";
-    }
     return ExitFor(report.error());
   }
   if (report->complete) {
@@ -235,11 +232,10 @@ int RunGet(int argc, char** argv) {
       log.Debug("piece hashes not cached: " + *why);
     }
   }
-  if (common.json) {
-    nlohmann::json j = ReportJson(*report);
-    j["push"] = GetPushJson(push);
-    std::cout << j.dump() << "\n";
-  } else if (report->complete) {
+  nlohmann::json j = ReportJson(*report);
+  j["push"] = GetPushJson(push);
+  Output().SetResult(std::move(j));
+  if (!common.json && report->complete) {
     std::cout << report->path.string() << ": complete ("
               << FormatBytes(static_cast<double>(report->total_bytes)) << " in "
               << FormatSeconds(report->download_seconds) << ", "

@@ -3,6 +3,7 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/json_output.h"
 #include "node/cli/push_wiring.h"
 #include "node/file_io.h"
 #include "node/hash_cache.h"
@@ -180,23 +181,10 @@ int RunSeed(int argc, char** argv) {
               ", not its info-hash " + info_hash);
     return kExitTracker;
   }
-  if (common.json) {
-    // A first line as soon as the swarm is joinable; the report follows at exit.
-    std::cout << nlohmann::json({{"event", "published"},
-                                 {"registry_name", name},
-                                 {"info_hash", published->info_hash},
-                                 {"created", published->created},
-                                 {"size", summary->total_size},
-                                 {"pieces", summary->num_pieces},
-                                 {"piece_length", summary->piece_length},
-                                 {"push", push->endpoint.empty() ? nlohmann::json()
-                                                                 : nlohmann::json(push->endpoint)}})
-                     .dump()
-              << std::endl;
-  }
   log.Info(std::string(published->created ? "published " : "re-published ") + summary->name +
            " as '" + name + "' (" + published->info_hash + ") at " + client->url().ToString() +
-           "; seeding on " + net.listen);
+           "; seeding on " + net.listen +
+           (push->endpoint.empty() ? std::string() : "; push on " + push->endpoint));
 
   TransferOptions t;
   t.role = TransferOptions::Role::kSeed;
@@ -234,13 +222,11 @@ int RunSeed(int argc, char** argv) {
     log.Error(report.error().message);
     return ExitFor(report.error());
   }
-  if (common.json) {
-    nlohmann::json j = ReportJson(*report);
-    j["registry_name"] = name;
-    j["published"] = published->created ? "created" : "republished";
-    j["push"] = SeedPushJson(*push);
-    std::cout << j.dump() << "\n";
-  }
+  nlohmann::json j = ReportJson(*report);
+  j["registry_name"] = name;
+  j["published"] = published->created ? "created" : "republished";
+  j["push"] = SeedPushJson(*push);
+  Output().SetResult(std::move(j));
   return kExitOk;
 }
 

@@ -5,6 +5,7 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/json_output.h"
 #include "node/file_io.h"
 #include "node/units.h"
 #include "proto/metainfo.h"
@@ -38,7 +39,7 @@ int LocalStatus(const CommonFlags& common, const proto::Logger& log) {
     list.push_back(std::move(j));
   }
   if (common.json) {
-    std::cout << Json({{"state_dir", dir.string()}, {"transfers", list}}).dump() << "\n";
+    Output().SetResult({{"state_dir", dir.string()}, {"transfers", list}});
     return kExitOk;
   }
   if (list.empty()) {
@@ -87,7 +88,7 @@ int SwarmStatus(RegistryClient& client, const RetryPolicy& retry, const std::str
               {"total", view->total},        {"done", view->done},
               {"running", view->running},    {"stale", view->stale},
               {"all_done", view->AllDone()}, {"stragglers", stragglers}};
-    std::cout << j.dump() << "\n";
+    Output().SetResult(std::move(j));
     return kExitOk;
   }
   std::cout << swarm->name << " " << swarm->info_hash << " ("

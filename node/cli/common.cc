@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "node/cli/json_output.h"
 #include "node/units.h"
 
 namespace swarmcast::node::cli {
@@ -67,6 +68,7 @@ std::optional<int> ParseArgs(int argc, char** argv, const po::options_descriptio
     }
     po::notify(vm);
   } catch (const po::error& e) {
+    Output().NoteError(e.what());
     std::cerr << "swarmcast: " << e.what() << "\nUsage: " << usage << "\n(see --help)\n";
     return kExitUsage;
   }
@@ -172,13 +174,19 @@ proto::Logger MakeLogger(const CommonFlags& f) {
                      : f.quiet ? proto::LogLevel::kWarning
                                : proto::LogLevel::kInfo;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
-  return proto::Logger("swarmcast", level, [tty](std::string_view line) {
-    // One write per line, so lines from two threads do not interleave.
-    std::string out = tty ? "\r\033[K" : "";
-    out += line;
-    out += '\n';
-    std::fwrite(out.data(), 1, out.size(), stderr);
-  });
+  if (f.json) Output().Enable();
+  return proto::Logger(
+      "swarmcast", level,
+      [tty](std::string_view line) {
+        // One write per line, so lines from two threads do not interleave.
+        std::string out = tty ? "\r\033[K" : "";
+        out += line;
+        out += '\n';
+        std::fwrite(out.data(), 1, out.size(), stderr);
+      },
+      [](proto::LogLevel level, std::string_view message) {
+        if (level == proto::LogLevel::kError) Output().NoteError(message);
+      });
 }
 
 int ExitFor(const RegistryError&) { return kExitTracker; }

@@ -8,6 +8,7 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/json_output.h"
 
 namespace {
 
@@ -46,16 +47,21 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   const std::string cmd = argv[1];
+  // Seen before the command parses its options, so that a usage error is
+  // reported in JSON too.
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json")) Output().Enable();
+  }
   const swarmcast::proto::Logger log = MakeLogger(CommonFlags{});
   try {
-    if (cmd == "create") return RunCreate(argc - 1, argv + 1);
-    if (cmd == "seed") return RunSeed(argc - 1, argv + 1);
-    if (cmd == "get") return RunGet(argc - 1, argv + 1);
-    if (cmd == "status") return RunStatus(argc - 1, argv + 1);
+    if (cmd == "create") return Output().Finish(RunCreate(argc - 1, argv + 1));
+    if (cmd == "seed") return Output().Finish(RunSeed(argc - 1, argv + 1));
+    if (cmd == "get") return Output().Finish(RunGet(argc - 1, argv + 1));
+    if (cmd == "status") return Output().Finish(RunStatus(argc - 1, argv + 1));
   } catch (const std::exception& e) {
     log.Error(std::string("internal error: ") + e.what());
-    return kExitFailure;
+    return Output().Finish(kExitFailure);
   }
   log.Error("unknown command '" + cmd + "' (try swarmcast --help)");
-  return kExitUsage;
+  return Output().Finish(kExitUsage);
 }

@@ -23,10 +23,7 @@ class GetTargetTest : public LocalSwarmTest {
     WriteRandomFile(payload_, 3 << 20, 31);
     seed_ = Run("seed", {"seed", payload_.string(), "--tracker", url_, "--name", "image",
                          "--listen", "127.0.0.2:0", "--json", "--no-push"});
-    ASSERT_TRUE(WaitUntil(60s, [&] {
-      return seed_->Stdout().find("\"event\":\"published\"") != std::string::npos ||
-             !seed_->Running();
-    })) << seed_->Stderr();
+    ASSERT_FALSE(WaitSeedPublished(*seed_).empty()) << seed_->Stderr();
   }
   void TearDown() override {
     if (seed_) seed_->Signal(SIGTERM);

@@ -9,7 +9,6 @@
 
 #include <ctime>
 #include <fstream>
-#include <sstream>
 
 #include "node/registry_client.h"
 #include "tests/node/swarm_harness.h"
@@ -36,23 +35,6 @@ class SeedHashingTest : public LocalSwarmTest {
                 "--no-linger", "--json"});
   }
 
-  // The info-hash `seed` published, from its --json "published" line (not
-  // from the registry: a name an earlier seed published is there already).
-  static std::string WaitPublished(Child& seed) {
-    std::string info_hash;
-    WaitUntil(60s, [&] {
-      std::istringstream lines(seed.Stdout());
-      for (std::string line; std::getline(lines, line);) {
-        const Json j = Json::parse(line, nullptr, false);
-        if (j.is_object() && j.value("event", "") == "published") {
-          info_hash = j.value("info_hash", "");
-        }
-      }
-      return !info_hash.empty() || !seed.Running();
-    });
-    return info_hash;
-  }
-
   // The hash cache keeps only files that were last modified a moment
   // before hashing began (node/hash_cache.h: file times move in clock
   // ticks); wait until `path` is that old.
@@ -72,14 +54,14 @@ TEST_F(SeedHashingTest, ASecondSeedOfAnUnchangedFileReusesItsHashes) {
   ASSERT_TRUE(WaitSettled(file));
 
   auto first = Seed(file.string(), "image");
-  const std::string info_hash = WaitPublished(*first);
+  const std::string info_hash = WaitSeedPublished(*first);
   ASSERT_FALSE(info_hash.empty()) << first->Stderr();
   EXPECT_EQ(first->Stderr().find("reused from"), std::string::npos) << first->Stderr();
   first->Signal(SIGTERM);
   ASSERT_EQ(first->Wait(20s), 0) << first->Stderr();
 
   auto second = Seed(file.string(), "image");
-  ASSERT_EQ(WaitPublished(*second), info_hash) << second->Stderr();
+  ASSERT_EQ(WaitSeedPublished(*second), info_hash) << second->Stderr();
   EXPECT_NE(second->Stderr().find("piece hashes of image.raw reused from"), std::string::npos)
       << second->Stderr();
   EXPECT_EQ(second->Stderr().find("hashing image.raw"), std::string::npos)
@@ -105,7 +87,7 @@ TEST_F(SeedHashingTest, AFolderGivenWithATrailingSlashAndALinkedShardArrivesWhol
   std::ofstream(model / "tokenizer" / "empty.txt").close();
 
   auto seed = Seed(model.string() + "/", "model");
-  ASSERT_FALSE(WaitPublished(*seed).empty()) << seed->Stderr();
+  ASSERT_FALSE(WaitSeedPublished(*seed).empty()) << seed->Stderr();
   auto get = Get("model", Dir("peer"));
   ASSERT_EQ(get->Wait(60s), 0) << get->Stderr();
   const fs::path got = Dir("peer") / "model";
@@ -153,7 +135,7 @@ TEST_F(SeedHashingTest, SeedTorrentRefusesDataThatDoesNotMatchBeforePublishing) 
   // The original bytes back: the same metainfo seeds and serves.
   WriteRandomFile(file, 4 << 20, 7);
   auto good = Seed(file.string(), "disk", {"--torrent", torrent.string()});
-  ASSERT_FALSE(WaitPublished(*good).empty()) << good->Stderr();
+  ASSERT_FALSE(WaitSeedPublished(*good).empty()) << good->Stderr();
   EXPECT_NE(good->Stderr().find("checked disk.img against"), std::string::npos) << good->Stderr();
   auto get = Get("disk", Dir("peer"));
   ASSERT_EQ(get->Wait(60s), 0) << get->Stderr();

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -110,6 +111,18 @@ void WriteRandomFile(const fs::path& path, std::size_t size, unsigned seed) {
     std::memcpy(&data[i], &v, 8);
   }
   std::ofstream(path, std::ios::binary).write(data.data(), static_cast<std::streamsize>(size));
+}
+
+std::string WaitSeedPublished(Child& seed) {
+  static const std::regex kPublished(R"(published .* \(([0-9a-f]{40})\) at )");
+  std::string info_hash;
+  WaitUntil(std::chrono::seconds(60), [&] {
+    std::smatch m;
+    const std::string err = seed.Stderr();
+    if (std::regex_search(err, m, kPublished)) info_hash = m[1];
+    return !info_hash.empty() || !seed.Running();
+  });
+  return info_hash;
 }
 
 std::string ReadAll(const fs::path& p) {

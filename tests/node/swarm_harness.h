@@ -75,6 +75,11 @@ RunningTracker StartTracker(const fs::path& dir);
 
 using swarmcast::testing::WaitUntil;
 
+// The info-hash a running `swarmcast seed` published, from its stderr line
+// "published NAME as 'REG' (INFOHASH) at ..." ("re-published" too); empty
+// if it exited or did not publish within a minute.
+std::string WaitSeedPublished(Child& seed);
+
 // The swarmcast binary, and common argument lists for it.
 std::string SwarmcastBin();
 std::string TrackerBin();

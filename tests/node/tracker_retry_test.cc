@@ -44,9 +44,7 @@ TEST_F(TrackerRetryTest, AGetStartedWhileTheTrackerIsNotAnsweringCompletesOnceIt
   const fs::path file = Dir("seed") / "image.raw";
   WriteRandomFile(file, 2 << 20, 21);
   auto seed = Seed(file, "image");
-  ASSERT_TRUE(WaitUntil(60s, [&] {
-    return seed->Stdout().find("\"event\":\"published\"") != std::string::npos || !seed->Running();
-  })) << seed->Stderr();
+  ASSERT_FALSE(WaitSeedPublished(*seed).empty()) << seed->Stderr();
 
   Stopped stopped(*tracker_);
   auto get = Get("image", "patient", {"--timeout", "1s"});
