@@ -1,7 +1,10 @@
 // swarmcast status [--tracker URL NAME]
+#include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <iostream>
+#include <thread>
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
@@ -111,9 +114,11 @@ int SwarmStatus(RegistryClient& client, const RetryPolicy& retry, const std::str
 int RunStatus(int argc, char** argv) {
   CommonFlags common;
   TrackerFlags trk;
-  std::string key;
+  std::string key, watch;
   po::options_description d("Options");
-  d.add_options()("swarm", po::value(&key), "registry name or info-hash (with --tracker)");
+  d.add_options()("swarm", po::value(&key), "registry name or info-hash (with --tracker)")(
+      "watch", po::value(&watch)->implicit_value("2s"),
+      "with --tracker URL NAME: redraw every INTERVAL (--watch alone: 2s) until interrupted");
   AddTrackerOptions(d, trk);
   AddCommonOptions(d, common);
   po::positional_options_description pos;
@@ -144,7 +149,31 @@ int RunStatus(int argc, char** argv) {
   auto client = ToRegistryClient(trk, log);
   auto retry = ToRetryPolicy(trk, log);
   if (!client || !retry) return kExitUsage;
-  return SwarmStatus(*client, *retry, key, common, log);
+  if (watch.empty()) return SwarmStatus(*client, *retry, key, common, log);
+  auto every = ParseDuration(watch);
+  if (!every || every->count() < 100) {
+    log.Error("--watch wants an interval of at least 100ms, e.g. 2s");
+    return kExitUsage;
+  }
+  if (common.json) {
+    log.Error("--watch redraws for a person; for scripts, run status --json in a loop");
+    return kExitUsage;
+  }
+  const bool tty = ::isatty(STDOUT_FILENO) != 0;
+  for (;;) {
+    // On a terminal: home and clear, then the view, so it redraws in place.
+    if (tty) std::fputs("\033[H\033[2J", stdout);
+    std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&now));
+    std::printf("%s  (every %s; Ctrl-C to stop)\n", stamp, watch.c_str());
+    std::fflush(stdout);
+    if (const int code = SwarmStatus(*client, *retry, key, common, log); code != kExitOk) {
+      return code;
+    }
+    std::fflush(stdout);
+    std::this_thread::sleep_for(*every);
+  }
 }
 
 }  // namespace swarmcast::node::cli

@@ -23,8 +23,9 @@ constexpr char kHelp[] =
     "  create PATH -o FILE.torrent            hash PATH into a metainfo file\n"
     "  seed PATH --tracker URL [--name NAME]  hash, publish to the tracker, seed\n"
     "  get NAME|INFOHASH --tracker URL -o DIR download, verify, then serve others\n"
-    "  status [--tracker URL NAME]            this machine's transfers, or a\n"
+    "  status [--tracker URL NAME] [--watch]  this machine's transfers, or a\n"
     "                                         swarm's completion at the tracker\n"
+    "  ls --tracker URL                       the swarms the tracker publishes\n"
     "\n"
     "`swarmcast COMMAND --help` explains each command's options. Every command\n"
     "takes --json (one JSON object on stdout) and shows progress on stderr: a\n"
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     if (cmd == "seed") return Output().Finish(RunSeed(argc - 1, argv + 1));
     if (cmd == "get") return Output().Finish(RunGet(argc - 1, argv + 1));
     if (cmd == "status") return Output().Finish(RunStatus(argc - 1, argv + 1));
+    if (cmd == "ls") return Output().Finish(RunLs(argc - 1, argv + 1));
   } catch (const std::exception& e) {
     log.Error(std::string("internal error: ") + e.what());
     return Output().Finish(kExitFailure);

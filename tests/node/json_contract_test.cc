@@ -96,6 +96,28 @@ TEST_F(JsonContractTest, GetAndSeedAndStatusEachPrintOneObject) {
   auto [status_rc, status] = RunToEnd({"status", "--tracker", url_, "image", "--json"});
   EXPECT_EQ(status_rc, 0);
   EXPECT_EQ(status["info_hash"], info_hash) << status.dump();
+  auto [ls_rc, ls] = RunToEnd({"ls", "--tracker", url_, "--json"});
+  EXPECT_EQ(ls_rc, 0);
+  ASSERT_EQ(ls["swarms"].size(), 1u) << ls.dump();
+  EXPECT_EQ(ls["swarms"][0]["name"], "image");
+  EXPECT_EQ(ls["swarms"][0]["info_hash"], info_hash);
+  EXPECT_GE(ls["swarms"][0]["completed"].get<int>(), 1) << ls.dump();
+
+  // --watch redraws the completion view until stopped.
+  auto watch = Run("watch", {"status", "--tracker", url_, "image", "--watch", "200ms"});
+  ASSERT_TRUE(WaitUntil(30s, [&] {
+    const std::string out = watch->Stdout();
+    const auto first = out.find("every 200ms");
+    return first != std::string::npos && out.find("every 200ms", first + 1) != std::string::npos;
+  })) << watch->Stdout() << watch->Stderr();
+  EXPECT_NE(watch->Stdout().find("every peer is done"), std::string::npos) << watch->Stdout();
+  watch->Signal(SIGTERM);
+  watch->Wait(20s);
+  auto [watch_json_rc, watch_json] =
+      RunToEnd({"status", "--tracker", url_, "image", "--watch", "--json"});
+  EXPECT_EQ(watch_json_rc, 2);
+  ExpectError(watch_json, 2, "usage", "--watch redraws for a person");
+
   auto [local_rc, local] = RunToEnd({"status", "--json"});
   EXPECT_EQ(local_rc, 0);
   EXPECT_TRUE(local["transfers"].is_array()) << local.dump();
