@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <thread>
+
+#include "proto/mutex.h"
 
 namespace swarmcast::node {
 namespace {
@@ -62,39 +62,43 @@ class PieceHashRun {
       EVP_DigestFinal_ex(ctx.get(), reinterpret_cast<unsigned char*>(&hashes_[piece * kHashBytes]),
                          &len);
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         ++done_;
       }
-      cv_.notify_one();
+      cv_.NotifyOne();
     }
   }
 
   // On the calling thread: reports progress until every worker is done.
-  Result<std::string, std::string> Collect(int workers) {
+  Result<std::string, std::string> Collect(int workers) EXCLUDES(mu_) {
     std::int64_t reported = 0;
-    std::unique_lock lock(mu_);
     for (;;) {
-      cv_.wait(lock, [&] { return done_ > reported || finished_ == workers; });
-      const std::int64_t done = done_;
-      const bool all_finished = finished_ == workers;
-      lock.unlock();
+      std::int64_t done = 0;
+      bool all_finished = false;
+      {
+        MutexLock lock(mu_);
+        while (done_ == reported && finished_ != workers) cv_.Wait(mu_);
+        done = done_;
+        all_finished = finished_ == workers;
+      }
+      // Progress runs unlocked: it may print or write a status file.
       while (reported < done) {
         ++reported;
         if (job_.progress) job_.progress(reported, pieces_);
       }
-      lock.lock();
-      if (all_finished && reported == done_) break;
+      if (all_finished) break;
     }
+    MutexLock lock(mu_);
     if (!error_.empty()) return Unexpected(error_);
     return std::move(hashes_);
   }
 
-  void Finished() {
+  void Finished() EXCLUDES(mu_) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++finished_;
     }
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
 
  private:
@@ -148,8 +152,8 @@ class PieceHashRun {
     int fd_ = -1;
   };
 
-  std::int64_t Fail(std::string why) {
-    std::lock_guard lock(mu_);
+  std::int64_t Fail(std::string why) EXCLUDES(mu_) {
+    MutexLock lock(mu_);
     if (error_.empty()) error_ = std::move(why);
     failed_ = true;
     return -1;
@@ -163,11 +167,11 @@ class PieceHashRun {
   std::atomic<bool> failed_{false};
   std::string hashes_;  // each worker writes only the pieces it took
 
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::int64_t done_ = 0;  // guarded by mu_
-  int finished_ = 0;       // guarded by mu_
-  std::string error_;      // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  std::int64_t done_ GUARDED_BY(mu_) = 0;
+  int finished_ GUARDED_BY(mu_) = 0;
+  std::string error_ GUARDED_BY(mu_);
 };
 
 }  // namespace
