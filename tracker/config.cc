@@ -1,37 +1,12 @@
 #include "tracker/config.h"
 
 #include <boost/program_options.hpp>
-#include <fstream>
 #include <sstream>
+
+#include "tracker/token_file.h"
 
 namespace swarmcast::tracker {
 namespace po = boost::program_options;
-namespace {
-
-constexpr std::size_t kMaxTokenFileBytes = 64 << 10;
-
-// The tokens in a token file: one per line, surrounding blanks trimmed;
-// empty lines and lines starting with '#' skipped. Keeps tokens out of
-// the command line, where every local user can read them (ps).
-Result<std::vector<std::string>, std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Unexpected("cannot read token file " + path);
-  std::string text(kMaxTokenFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > kMaxTokenFileBytes) return Unexpected("token file " + path + " is over 64 KiB");
-  std::vector<std::string> tokens;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    const auto first = line.find_first_not_of(" \t\r");
-    if (first == std::string::npos || line[first] == '#') continue;
-    tokens.push_back(line.substr(first, line.find_last_not_of(" \t\r") - first + 1));
-  }
-  if (tokens.empty()) return Unexpected("token file " + path + " holds no token");
-  return tokens;
-}
-
-}  // namespace
 
 Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* argv) {
   CommandLine cl;
@@ -40,7 +15,8 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   std::int64_t max_torrent = static_cast<std::int64_t>(c.metainfo.max_bytes);
   std::int64_t max_inflight = static_cast<std::int64_t>(c.http.max_body_bytes_in_flight);
   int request_timeout_ms = 10000, idle_timeout_ms = 30000, batch_ms = 1000;
-  std::string admin_token_file, announce_token_file;
+  std::vector<std::string> admin_token_files;
+  std::string announce_token_file;
   std::int64_t db_refresh = -1;
   std::string log_level = "info";
   po::options_description desc(
@@ -87,10 +63,18 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
     ("announce-token-file", po::value(&announce_token_file),
      "like --announce-token, one token per line (blank lines and # comments skipped); "
      "keeps them out of `ps`")
-    ("admin-token", po::value(&c.admin_token),
-     "registry writes (PUT) need `Authorization: Bearer TOKEN`")
-    ("admin-token-file", po::value(&admin_token_file),
-     "like --admin-token, read from the first line of this file")
+    ("admin-token", po::value(&c.admin_tokens)->composing(),
+     "registry writes (PUT, DELETE) need `Authorization: Bearer TOKEN`; repeat for several "
+     "publishers, each owning the names it publishes. Without any (and without "
+     "--open-registry) the tracker makes one at first start, in --generated-token-file")
+    ("admin-token-file", po::value(&admin_token_files)->composing(),
+     "like --admin-token, read from this file (exactly one token); repeatable")
+    ("generated-token-file", po::value(&c.generated_token_file),
+     "where the tracker keeps the admin token it makes when none is given: created 0600 at "
+     "first start, read back later (refused if a symlink, another user's, or readable by "
+     "others). Default: the --db path + .token")
+    ("open-registry", "lab use: accept registry writes without a token (a name then belongs "
+     "to the address that published it); logged as a warning at start")
     ("max-torrent-bytes", po::value(&max_torrent)->default_value(max_torrent),
      "largest .torrent accepted by the registry")
     ("max-body-bytes-in-flight", po::value(&max_inflight)->default_value(max_inflight),
@@ -170,18 +154,25 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
     if (!tokens) return Unexpected("--announce-token-file: " + tokens.error());
     c.announce_tokens.insert(c.announce_tokens.end(), tokens->begin(), tokens->end());
   }
-  if (!admin_token_file.empty()) {
-    if (!c.admin_token.empty()) {
-      return Unexpected(std::string("give --admin-token or --admin-token-file, not both"));
-    }
-    auto tokens = ReadTokenFile(admin_token_file);
+  if (!admin_token_files.empty() && !c.admin_tokens.empty()) {
+    return Unexpected(std::string("give --admin-token or --admin-token-file, not both"));
+  }
+  for (const std::string& file : admin_token_files) {
+    auto tokens = ReadTokenFile(file);
     if (!tokens) return Unexpected("--admin-token-file: " + tokens.error());
     if (tokens->size() != 1) {
-      return Unexpected("--admin-token-file: " + admin_token_file + " holds " +
-                        std::to_string(tokens->size()) + " tokens; want one");
+      return Unexpected("--admin-token-file: " + file + " holds " + std::to_string(tokens->size()) +
+                        " tokens; want one");
     }
-    c.admin_token = tokens->front();
+    c.admin_tokens.push_back(tokens->front());
   }
+  for (const std::string& t : c.admin_tokens) {
+    if (t.empty() || t.find_first_of(" \t\r\n") != std::string::npos) {
+      return Unexpected(std::string("--admin-token must be non-empty without blanks"));
+    }
+  }
+  c.open_registry = vm.count("open-registry") > 0;
+  if (c.generated_token_file.empty()) c.generated_token_file = c.db + ".token";
   for (const std::string& t : c.announce_tokens) {
     if (t.empty() || t.find_first_of("/?&%# ") != std::string::npos) {
       return Unexpected(std::string("--announce-token must be non-empty without / ? & % # space"));

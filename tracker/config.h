@@ -27,7 +27,12 @@ struct TrackerConfig {
   proto::MetainfoLimits metainfo;
   bool trust_ip_param = false;
   std::vector<std::string> announce_tokens;
-  std::string admin_token;
+  // Registry publishers, one token each. Empty and not open_registry: the
+  // tracker uses the token it keeps in generated_token_file (made at first
+  // start).
+  std::vector<std::string> admin_tokens;
+  std::string generated_token_file;  // default: db + ".token"
+  bool open_registry = false;        // writes without a token (a lab); logged
   std::chrono::milliseconds batch_interval{1000};
   bool json = false;
   proto::LogLevel log_level = proto::LogLevel::kInfo;

@@ -16,7 +16,7 @@ Json StringOrNull(std::string_view s) { return s.empty() ? Json() : Json(s); }
 
 Json SummaryJson(const SwarmSummary& s) {
   Json j;
-  j["name"] = s.entry ? Json(s.entry->name) : Json();
+  j["name"] = StringOrNull(s.entry ? std::string_view(s.entry->name) : std::string_view());
   j["info_hash"] = ToHex(s.info_hash);
   j["size"] = s.entry ? Json(s.entry->size) : Json();
   j["seeders"] = s.seeders;
@@ -69,29 +69,62 @@ RegistryHandler::RegistryHandler(SwarmTable& table, RegistryStore* store, const 
                                  RegistryConfig config)
     : table_(table), store_(store), clock_(clock), config_(std::move(config)) {}
 
-bool RegistryHandler::Authorized(std::string_view authorization) const {
-  if (config_.admin.empty()) return true;
-  constexpr std::string_view kBearer = "Bearer ";
-  return authorization.substr(0, kBearer.size()) == kBearer &&
-         config_.admin.Matches(authorization.substr(kBearer.size()));
+namespace {
+
+constexpr std::string_view kPrefix = "/v1/swarms";
+
+// The {name} of /v1/swarms/{name}[/...]; empty for /v1/swarms itself.
+std::string_view NameInPath(std::string_view path) {
+  std::string_view rest = path.substr(std::min(path.size(), kPrefix.size()));
+  if (rest.empty() || rest[0] != '/') return {};
+  rest.remove_prefix(1);
+  return rest.substr(0, rest.find('/'));
 }
 
-std::optional<HttpReply> RegistryHandler::CheckWriteAuthorized(std::string_view authorization,
+std::string NotOwner(std::string_view name) {
+  return "name '" + Printable(name) + "' belongs to another publisher";
+}
+
+}  // namespace
+
+std::optional<HttpReply> RegistryHandler::CheckWriteBeforeBody(std::string_view method,
                                                                std::string_view path,
+                                                               std::string_view authorization,
                                                                std::string_view client) const {
-  if (Authorized(authorization)) return std::nullopt;
-  config_.log.Info("refused registry write PUT " + Printable(path) + " from " +
-                   std::string(client) + ": 401 admin token missing or wrong (body not read)");
-  return JsonError(401, "admin token missing or wrong");
+  auto refused = [&](unsigned status, const std::string& reason) {
+    config_.log.Info("refused registry write " + std::string(method) + " " + Printable(path) +
+                     " from " + std::string(client) + ": " + std::to_string(status) + " " + reason +
+                     " (body not read)");
+    return JsonError(status, reason);
+  };
+  auto writer = config_.access.Writer(authorization, client);
+  if (!writer) return refused(401, writer.error());
+  const std::string_view name = NameInPath(path);
+  if (!name.empty() && !table_.MayWrite(name, *writer)) return refused(403, NotOwner(name));
+  return std::nullopt;
+}
+
+std::optional<std::string> RegistryHandler::Writer(
+    std::string_view method, std::string_view name, std::string_view authorization,
+    std::string_view client, const std::function<void(HttpReply)>& respond) const {
+  auto writer = config_.access.Writer(authorization, client);
+  if (writer) return std::move(*writer);
+  config_.log.Info(std::string("refused ") + (method == "PUT" ? "publish" : "unpublish") + " of '" +
+                   Printable(name) + "' from " + std::string(client) + ": 401 " + writer.error());
+  respond(JsonError(401, writer.error()));
+  return std::nullopt;
 }
 
 void RegistryHandler::Handle(std::string_view method, std::string_view path, std::string_view query,
                              std::string body, std::string_view authorization,
                              std::string_view client, std::function<void(HttpReply)> respond) {
-  constexpr std::string_view kPrefix = "/v1/swarms";
   std::string_view rest = path.substr(kPrefix.size());
+  const bool read = method == "GET" || method == "HEAD";
+  if (read && !config_.access.MayRead(authorization)) {
+    return respond(JsonError(401, "token missing or wrong: this tracker is private"));
+  }
   if (rest.empty() || rest == "/") {
-    if (method != "GET") return respond(JsonError(405, "method not allowed"));
+    if (!read) return respond(JsonError(405, "method not allowed"));
     Json swarms = Json::array();
     for (const SwarmSummary& s : table_.List()) swarms.push_back(SummaryJson(s));
     Json j;
@@ -104,16 +137,19 @@ void RegistryHandler::Handle(std::string_view method, std::string_view path, std
   std::string_view key = rest.substr(0, slash);
   std::string_view sub =
       slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
-  if (method == "PUT") {
+  if (method == "PUT" || method == "DELETE") {
     if (!sub.empty()) return respond(JsonError(405, "method not allowed"));
-    return Publish(key, query, std::move(body), authorization, client, std::move(respond));
+    auto owner = Writer(method, key, authorization, client, respond);
+    if (!owner) return;
+    if (method == "DELETE") return Unpublish(key, *owner, client, std::move(respond));
+    return Publish(key, query, std::move(body), *owner, client, std::move(respond));
   }
-  if (method != "GET" && method != "HEAD") return respond(JsonError(405, "method not allowed"));
+  if (!read) return respond(JsonError(405, "method not allowed"));
   respond(Get(key, sub));
 }
 
 void RegistryHandler::Publish(std::string_view name, std::string_view query, std::string body,
-                              std::string_view authorization, std::string_view client,
+                              const std::string& owner, std::string_view client,
                               std::function<void(HttpReply)> respond) {
   const proto::Logger& log = config_.log;
   auto refuse = [&](unsigned status, const std::string& reason) {
@@ -123,9 +159,6 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
     }
     respond(JsonError(status, reason));
   };
-  if (!config_.admin.empty() && !Authorized(authorization)) {
-    return refuse(401, "admin token missing or wrong");
-  }
   if (!proto::IsValidSwarmName(name)) {
     return refuse(400, "invalid name: use " + std::string(proto::kSwarmNameRule));
   }
@@ -145,7 +178,7 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
 
   RegistryEntry entry;
   entry.name = std::string(name);
-  entry.torrent = std::make_shared<const std::string>(std::move(body));
+  entry.owner = owner;
   entry.size = meta->total_size;
   entry.piece_length = meta->piece_length;
   entry.pieces = meta->num_pieces;
@@ -154,8 +187,8 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   const std::int64_t now = clock_.Now();
   PublishOutcome r = table_.Publish(meta->info_hash, entry, now);
   switch (r.kind) {
-    case PublishOutcome::kNameTaken:
-      return refuse(409, "name already published with info_hash " + r.other);
+    case PublishOutcome::kNotOwner:
+      return refuse(403, NotOwner(name));
     case PublishOutcome::kHashTaken:
       return refuse(409, "info_hash already published as '" + r.other + "'");
     case PublishOutcome::kFull:
@@ -164,11 +197,13 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
       return respond(JsonError(503, "tracker full: swarm limit reached"));
     case PublishOutcome::kCreated:
     case PublishOutcome::kUpdated:
+    case PublishOutcome::kMoved:
       break;
   }
-  // The stored entry keeps its first `created` and torrent; re-read it so the
-  // database row matches memory exactly.
+  // The stored entry keeps its first `created`; re-read it so the database
+  // row matches memory exactly.
   auto stored = table_.Entry(meta->info_hash);
+  const bool moved = r.kind == PublishOutcome::kMoved;
   Json j;
   j["name"] = stored ? std::string_view(stored->name) : name;
   j["info_hash"] = ToHex(meta->info_hash);
@@ -177,27 +212,75 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   j["pieces"] = meta->num_pieces;
   j["files"] = meta->file_count;
   j["push"] = StringOrNull(push);
+  j["previous"] = moved ? Json(ToHex(r.previous)) : Json();
   HttpReply reply = JsonReply(r.kind == PublishOutcome::kCreated ? 201 : 200, j);
   std::string what = std::string(name) + " " + ToHex(meta->info_hash) +
-                     (r.kind == PublishOutcome::kCreated ? " (created" : " (updated") +
+                     (r.kind == PublishOutcome::kCreated ? " (created"
+                      : moved                            ? " (moved from " + ToHex(r.previous)
+                                                         : std::string(" (updated")) +
                      (push.empty() ? "" : ", push " + push) + ") from " + std::string(client);
-  if (!store_ || !stored) {
-    log.Info("published " + what);
+  if (!stored) return respond(std::move(reply));  // unpublished meanwhile
+  RegistryWrite w;
+  w.kind = r.kind == PublishOutcome::kUpdated ? RegistryWrite::Kind::kUpdate
+                                              : RegistryWrite::Kind::kStore;
+  w.ih = meta->info_hash;
+  w.entry = *stored;
+  if (w.kind == RegistryWrite::Kind::kStore) {
+    w.torrent = std::make_shared<const std::string>(std::move(body));
+  }
+  if (moved) w.retire = r.previous;
+  w.retired_at = now;
+  Persist(std::move(w), std::move(reply), "published " + what, std::move(respond));
+}
+
+void RegistryHandler::Unpublish(std::string_view name, const std::string& owner,
+                                std::string_view client, std::function<void(HttpReply)> respond) {
+  auto refuse = [&](unsigned status, const std::string& reason) {
+    config_.log.Info("refused unpublish of '" + Printable(name) + "' from " + std::string(client) +
+                     ": " + std::to_string(status) + " " + reason);
+    respond(JsonError(status, reason));
+  };
+  if (!proto::IsValidSwarmName(name)) {
+    return refuse(400, "invalid name: use " + std::string(proto::kSwarmNameRule));
+  }
+  UnpublishOutcome r = table_.Unpublish(name, owner);
+  if (r.kind == UnpublishOutcome::kUnknown) return refuse(404, "unknown name");
+  if (r.kind == UnpublishOutcome::kNotOwner) return refuse(403, NotOwner(name));
+  Json j;
+  j["name"] = name;
+  j["info_hash"] = ToHex(r.info_hash);
+  j["deleted"] = true;
+  RegistryWrite w;
+  w.kind = RegistryWrite::Kind::kRemove;
+  w.ih = r.info_hash;
+  Persist(std::move(w), JsonReply(200, j),
+          "unpublished " + std::string(name) + " " + ToHex(r.info_hash) + " from " +
+              std::string(client),
+          std::move(respond));
+}
+
+// Answers once the change is committed, so a client that got its reply
+// finds the change after any restart.
+void RegistryHandler::Persist(RegistryWrite write, HttpReply reply, std::string what,
+                              std::function<void(HttpReply)> respond) {
+  const proto::Logger& log = config_.log;
+  if (!store_) {
+    log.Info(what);
     return respond(std::move(reply));
   }
-  store_->PersistPublish(
-      meta->info_hash, *stored,
-      [reply = std::move(reply), respond = std::move(respond), what = std::move(what),
-       &log](bool ok) mutable {
-        if (ok) {
-          log.Info("published " + what);
-          return respond(std::move(reply));
-        }
-        log.Error("publish of " + what + " not durable: the database write failed");
-        respond(JsonError(500,
-                          "database write failed; the swarm is served "
-                          "from memory but not yet durable"));
-      });
+  store_->PersistRegistry(std::move(write), [reply = std::move(reply), respond = std::move(respond),
+                                             what = std::move(what), &log](bool ok) mutable {
+    if (ok) {
+      log.Info(what);
+      return respond(std::move(reply));
+    }
+    log.Error(what +
+              " not durable yet: the database write failed; retried with the next "
+              "batch");
+    respond(JsonError(500,
+                      "database write failed; the change is served from memory and "
+                      "retried, but not yet durable"));
+  });
 }
 
 HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
@@ -210,10 +293,16 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
     return JsonReply(200, SummaryJson(*s));
   }
   if (sub == "torrent") {
-    auto e = table_.Entry(*ih);
-    if (!e) return JsonError(404, "no metainfo published for this swarm");
-    // The one copy of the bytes is made here, outside the state mutex.
-    return {200, "application/x-bittorrent", e->torrent ? *e->torrent : std::string()};
+    if (!table_.Entry(*ih) || !store_)
+      return JsonError(404, "no metainfo published for this swarm");
+    // From SQLite, outside the state mutex: memory holds no torrent bytes.
+    auto bytes = store_->ReadTorrent(*ih);
+    if (!bytes) {
+      config_.log.Error("reading the metainfo of " + ToHex(*ih) + ": " + bytes.error());
+      return JsonError(500, "database read failed");
+    }
+    if (!*bytes) return JsonError(404, "no metainfo published for this swarm");
+    return {200, "application/x-bittorrent", std::move(**bytes)};
   }
   auto peers = table_.Peers(*ih, now);
   if (!peers) return JsonError(404, "unknown swarm");

@@ -16,24 +16,44 @@
 #include "proto/metainfo.h"
 #include "tracker/clock.h"
 #include "tracker/http_reply.h"
+#include "tracker/registry_access.h"
 #include "tracker/siphash.h"
 #include "tracker/swarm_state.h"
-#include "tracker/token_check.h"
 
 namespace swarmcast::tracker {
 
-// Durable storage of a publish; `done(ok)` runs after the commit.
+// A registry change SwarmTable accepted, for the database.
+struct RegistryWrite {
+  enum class Kind {
+    kStore,   // a created or moved name: the entry with its .torrent bytes
+    kUpdate,  // the same entry again: its push endpoint and owner
+    kRemove,  // the name was unpublished: the entry and its bytes go
+  } kind = Kind::kStore;
+  InfoHash ih{};
+  RegistryEntry entry;                         // kStore, kUpdate
+  std::shared_ptr<const std::string> torrent;  // kStore
+  // kStore of a moved name: the info-hash it moved away from, which keeps
+  // its bytes but no name from now on.
+  std::optional<InfoHash> retire;
+  std::int64_t retired_at = 0;
+};
+
+// Durable storage of the registry, and where torrent bytes are read from.
 class RegistryStore {
  public:
   virtual ~RegistryStore() = default;
-  virtual void PersistPublish(const InfoHash& ih, const RegistryEntry& entry,
-                              std::function<void(bool ok)> done) = 0;
+  // `done(ok)` runs once, after the commit (or its failure), on the
+  // store's thread.
+  virtual void PersistRegistry(RegistryWrite write, std::function<void(bool ok)> done) = 0;
+  // The .torrent bytes stored for `ih`: nullopt when there are none, an
+  // error when the database could not be read. Any thread.
+  virtual Result<std::optional<std::string>, std::string> ReadTorrent(const InfoHash& ih) = 0;
 };
 
 struct RegistryConfig {
   proto::MetainfoLimits limits;
-  TokenSet admin;     // non-empty: PUT needs "Authorization: Bearer <token>"
-  proto::Logger log;  // publishes and refused writes (info), failed commits (error)
+  RegistryAccess access;  // who may read and write
+  proto::Logger log;      // publishes and refused writes (info), failed commits (error)
   // Key of the opaque `peer` token the peer views show instead of the peer
   // id (drawn at start-up: stable for a peer within one tracker run).
   SipKey peer_token_key{};
@@ -51,16 +71,25 @@ class RegistryHandler {
               std::function<void(HttpReply)> respond);
 
   std::size_t max_body() const { return config_.limits.max_bytes; }
-  // Whether `authorization` (the header's value) allows registry writes.
-  bool Authorized(std::string_view authorization) const;
-  // The 401 reply (logged) when it does not; called before the body is read.
-  std::optional<HttpReply> CheckWriteAuthorized(std::string_view authorization,
-                                                std::string_view path,
+  const RegistryAccess& access() const { return config_.access; }
+  // For a write (PUT, DELETE), once its header is read and before any of
+  // its body is: the 401 (no or wrong credential) or 403 (the name is
+  // another publisher's) reply, logged; nullopt when it may go on.
+  std::optional<HttpReply> CheckWriteBeforeBody(std::string_view method, std::string_view path,
+                                                std::string_view authorization,
                                                 std::string_view client) const;
 
  private:
+  // The writer's publisher identity, or the refusal already sent.
+  std::optional<std::string> Writer(std::string_view method, std::string_view name,
+                                    std::string_view authorization, std::string_view client,
+                                    const std::function<void(HttpReply)>& respond) const;
   void Publish(std::string_view name, std::string_view query, std::string body,
-               std::string_view authorization, std::string_view client,
+               const std::string& owner, std::string_view client,
+               std::function<void(HttpReply)> respond);
+  void Unpublish(std::string_view name, const std::string& owner, std::string_view client,
+                 std::function<void(HttpReply)> respond);
+  void Persist(RegistryWrite write, HttpReply reply, std::string what,
                std::function<void(HttpReply)> respond);
   HttpReply Get(std::string_view key, std::string_view sub);
 

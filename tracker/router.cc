@@ -1,5 +1,7 @@
 #include "tracker/router.h"
 
+#include <nlohmann/json.hpp>
+
 namespace swarmcast::tracker {
 namespace {
 
@@ -43,8 +45,8 @@ std::optional<HttpReply> Router::RefuseBeforeBody(std::string_view method, std::
                                                   std::string_view authorization,
                                                   const boost::asio::ip::address& remote) {
   const std::string_view path = SplitTarget(target).path;
-  if (method != "PUT" || !IsRegistryPath(path)) return std::nullopt;
-  auto refused = registry_.CheckWriteAuthorized(authorization, path, remote.to_string());
+  if ((method != "PUT" && method != "DELETE") || !IsRegistryPath(path)) return std::nullopt;
+  auto refused = registry_.CheckWriteBeforeBody(method, path, authorization, remote.to_string());
   if (refused) metrics_.Count(RequestKind::kRegistry, false);
   return refused;
 }
@@ -69,8 +71,19 @@ void Router::Dispatch(HttpRequest request, std::function<void(HttpReply)> respon
     return registry_.Handle(request.method, path, query, std::move(request.body),
                             request.authorization, request.remote.to_string(), std::move(counted));
   }
+  if (path == "/healthz") {
+    // Liveness only: open in every mode, and it tells nothing about swarms.
+    if (!get) return respond(JsonError(405, "method not allowed"));
+    return respond(JsonReply(200, Json{{"status", "ok"}}));
+  }
   if (path == "/metrics") {
     if (!get) return respond(JsonError(405, "method not allowed"));
+    // Swarm and peer counts: in private mode only for token holders
+    // (Prometheus sends one with `authorization: credentials_file`).
+    if (!registry_.access().MayRead(request.authorization)) {
+      metrics_.Count(RequestKind::kMetrics, false);
+      return respond(JsonError(401, "token missing or wrong: this tracker is private"));
+    }
     metrics_.Count(RequestKind::kMetrics, true);
     return respond({200, "text/plain; version=0.0.4", render_metrics_()});
   }

@@ -1,5 +1,5 @@
 // Maps request paths to handlers: /announce[/<token>], /scrape[/<token>],
-// /v1/swarms..., /metrics. Everything else is a 404 JSON error.
+// /v1/swarms..., /metrics, /healthz. Everything else is a 404 JSON error.
 #pragma once
 
 #include <functional>

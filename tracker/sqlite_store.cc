@@ -32,6 +32,11 @@ const char* const kMigrations[] = {
     // 2: the peer's BEP 7 key (NULL: it sent none), so the binding of a
     // peer entry to its key survives a restart.
     "ALTER TABLE peers ADD COLUMN key INTEGER;",
+    // 3: who owns a name (NULL: published before owners were recorded; the
+    // first accepted write claims it), and when an entry lost its name to a
+    // newer info-hash (NULL while named). A registry entry is now a row with
+    // torrent bytes; name NULL there means retired.
+    "ALTER TABLE swarms ADD COLUMN owner TEXT; ALTER TABLE swarms ADD COLUMN retired INTEGER;",
 };
 static_assert(std::size(kMigrations) == SqliteStore::kSchemaVersion);
 
@@ -112,10 +117,25 @@ Result<std::unique_ptr<SqliteStore>, std::string> SqliteStore::Open(const std::s
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=5000;"
             "PRAGMA cache_size=-32768;",
             &error) ||
-      !store->Migrate(error)) {
+      !store->Migrate(error) || !store->OpenReader(path, error)) {
     return Unexpected("database " + path + ": " + error);
   }
   return store;
+}
+
+// The connection GET .../torrent reads through, so that no torrent's bytes
+// need to stay in memory. A small page cache: each read is one blob, read
+// once.
+bool SqliteStore::OpenReader(const std::string& path, std::string& error) {
+  if (sqlite3_open_v2(path.c_str(), &reader_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK ||
+      !Exec(reader_, "PRAGMA busy_timeout=5000; PRAGMA cache_size=-512;", &error) ||
+      sqlite3_prepare_v2(reader_, "SELECT torrent FROM swarms WHERE info_hash = ?", -1,
+                         &read_torrent_, nullptr) != SQLITE_OK) {
+    if (error.empty()) error = std::string("read connection: ") + sqlite3_errmsg(reader_);
+    return false;
+  }
+  return true;
 }
 
 SqliteStore::SqliteStore(sqlite3* db, Metrics& metrics, proto::Logger log)
@@ -123,6 +143,8 @@ SqliteStore::SqliteStore(sqlite3* db, Metrics& metrics, proto::Logger log)
 
 SqliteStore::~SqliteStore() {
   Stop();
+  sqlite3_finalize(read_torrent_);
+  sqlite3_close(reader_);
   sqlite3_close(db_);
 }
 
@@ -159,21 +181,21 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
     if (!del.Run()) return Unexpected(std::string("expiring peers: ") + sqlite3_errmsg(db_));
     stats.expired = static_cast<std::size_t>(sqlite3_changes(db_));
   }
+  // `torrent IS NOT NULL` reads only the record header: the bytes stay
+  // on disk.
   Stmt s(db_,
-         "SELECT info_hash, name, torrent, size, piece_length, pieces, files, push, created,"
-         " completed FROM swarms");
+         "SELECT info_hash, name, torrent IS NOT NULL, size, piece_length, pieces, files, push,"
+         " created, completed, owner, retired FROM swarms");
   if (!s) return Unexpected(std::string("reading swarms: ") + sqlite3_errmsg(db_));
   while (sqlite3_step(s.get()) == SQLITE_ROW) {
     InfoHash ih;
     if (!ColumnArray(s.get(), 0, ih)) continue;
     std::optional<RegistryEntry> entry;
-    if (sqlite3_column_type(s.get(), 1) != SQLITE_NULL) {
+    if (sqlite3_column_int(s.get(), 2) != 0) {
       RegistryEntry e;
-      e.name = ColumnText(s.get(), 1);
-      const void* blob = sqlite3_column_blob(s.get(), 2);
-      e.torrent = std::make_shared<const std::string>(
-          static_cast<const char*>(blob ? blob : ""),
-          static_cast<std::size_t>(sqlite3_column_bytes(s.get(), 2)));
+      e.name = ColumnText(s.get(), 1);  // empty: retired
+      e.owner = ColumnText(s.get(), 10);
+      e.retired = sqlite3_column_int64(s.get(), 11);
       e.size = sqlite3_column_int64(s.get(), 3);
       e.piece_length = sqlite3_column_int64(s.get(), 4);
       e.pieces = sqlite3_column_int64(s.get(), 5);
@@ -242,6 +264,31 @@ std::size_t SqliteStore::pending() const {
   return pending_.peers.size() + pending_.swarms.size() + pending_.publishes.size() + writing_;
 }
 
+Result<std::optional<std::string>, std::string> SqliteStore::ReadTorrent(const InfoHash& ih) {
+  {
+    std::lock_guard lock(pending_mu_);
+    if (auto it = unwritten_.find(ih); it != unwritten_.end()) {
+      if (!it->second) return std::optional<std::string>();  // removed, not yet committed
+      return std::optional<std::string>(*it->second);
+    }
+  }
+  std::lock_guard lock(read_mu_);
+  sqlite3_bind_blob(read_torrent_, 1, ih.data(), static_cast<int>(ih.size()), SQLITE_STATIC);
+  const int rc = sqlite3_step(read_torrent_);
+  Result<std::optional<std::string>, std::string> out = std::optional<std::string>();
+  if (rc == SQLITE_ROW && sqlite3_column_type(read_torrent_, 0) != SQLITE_NULL) {
+    const void* blob = sqlite3_column_blob(read_torrent_, 0);
+    out = std::optional<std::string>(
+        std::string(static_cast<const char*>(blob ? blob : ""),
+                    static_cast<std::size_t>(sqlite3_column_bytes(read_torrent_, 0))));
+  } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    out = Unexpected(std::string(sqlite3_errmsg(reader_)));
+  }
+  sqlite3_reset(read_torrent_);
+  sqlite3_clear_bindings(read_torrent_);
+  return out;
+}
+
 void SqliteStore::PeerUpdated(const InfoHash& swarm, const Peer& peer) {
   bool wake;
   {
@@ -277,14 +324,26 @@ void SqliteStore::SwarmRemoved(const InfoHash& swarm) {
   pending_.swarms.push_back({swarm, true, 0, 0});
 }
 
-void SqliteStore::PersistPublish(const InfoHash& ih, const RegistryEntry& entry,
-                                 std::function<void(bool ok)> done) {
+void SqliteStore::PersistRegistry(RegistryWrite write, std::function<void(bool ok)> done) {
   {
     std::lock_guard lock(pending_mu_);
-    pending_.publishes.push_back({ih, entry, std::move(done)});
+    if (write.kind == RegistryWrite::Kind::kStore) unwritten_[write.ih] = write.torrent;
+    if (write.kind == RegistryWrite::Kind::kRemove) unwritten_[write.ih] = nullptr;
+    pending_.publishes.push_back({std::move(write), std::move(done)});
     urgent_ = true;
   }
   wake_.notify_all();
+}
+
+// Under pending_mu_. A committed write's bytes are in the database now;
+// a later write of the same info-hash, still pending, keeps its own.
+void SqliteStore::Committed(const std::vector<Publish>& publishes) {
+  for (const Publish& p : publishes) {
+    const RegistryWrite& w = p.write;
+    if (w.kind == RegistryWrite::Kind::kUpdate) continue;
+    auto it = unwritten_.find(w.ih);
+    if (it != unwritten_.end() && it->second == w.torrent) unwritten_.erase(it);
+  }
 }
 
 void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
@@ -331,8 +390,25 @@ void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
       }
       for (Publish& p : batch.publishes) {
         if (p.done) p.done(ok);
+        p.done = nullptr;
       }
+      bool stored = false;
+      for (const Publish& p : batch.publishes) {
+        stored |= p.write.kind == RegistryWrite::Kind::kStore;
+      }
+      // The page cache now holds the pages of torrents just written, which
+      // no announce will read: give them back (rare; publishes are few).
+      if (ok && stored) sqlite3_db_release_memory(db_);
       std::lock_guard lock(pending_mu_);
+      if (ok) {
+        Committed(batch.publishes);
+      } else {
+        // Registry writes are retried like the rest, in their order, before
+        // any that came meanwhile; their callers already heard of the failure.
+        pending_.publishes.insert(pending_.publishes.begin(),
+                                  std::make_move_iterator(batch.publishes.begin()),
+                                  std::make_move_iterator(batch.publishes.end()));
+      }
       writing_ = 0;
     }
     if (last) return;
@@ -385,12 +461,19 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
                   "INSERT INTO swarms(info_hash, created, completed) VALUES(?, ?, ?)"
                   " ON CONFLICT(info_hash) DO UPDATE SET completed = excluded.completed");
     Stmt publish(db_,
-                 "INSERT INTO swarms(info_hash, name, torrent, size, piece_length, pieces, files,"
-                 " push, created) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                 "INSERT INTO swarms(info_hash, name, owner, torrent, size, piece_length, pieces,"
+                 " files, push, created, retired) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)"
                  " ON CONFLICT(info_hash) DO UPDATE SET name = excluded.name,"
-                 " torrent = excluded.torrent, size = excluded.size,"
+                 " owner = excluded.owner, torrent = excluded.torrent, size = excluded.size,"
                  " piece_length = excluded.piece_length, pieces = excluded.pieces,"
-                 " files = excluded.files, push = excluded.push");
+                 " files = excluded.files, push = excluded.push, retired = NULL");
+    // Before the new row takes the name: names are UNIQUE.
+    Stmt retire(db_, "UPDATE swarms SET name = NULL, retired = ? WHERE info_hash = ?");
+    Stmt update(db_, "UPDATE swarms SET push = ?, owner = ? WHERE info_hash = ?");
+    Stmt remove(db_,
+                "UPDATE swarms SET name = NULL, owner = NULL, torrent = NULL, size = NULL,"
+                " piece_length = NULL, pieces = NULL, files = NULL, push = NULL, retired = NULL"
+                " WHERE info_hash = ?");
     Stmt up_peer(db_,
                  "INSERT INTO peers(info_hash, peer_id, ip, port, uploaded, downloaded,"
                  " left, event, stopped, counted, first_seen, last_announce, key)"
@@ -402,7 +485,8 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
                  " counted = excluded.counted, last_announce = excluded.last_announce,"
                  " key = excluded.key");
     Stmt del_peer(db_, "DELETE FROM peers WHERE info_hash = ? AND peer_id = ?");
-    ok = del_swarm && del_swarm_peers && up_swarm && publish && up_peer && del_peer;
+    ok = del_swarm && del_swarm_peers && up_swarm && publish && retire && update && remove &&
+         up_peer && del_peer;
     // Swarm rows first (a peer row may belong to a swarm created in this
     // batch); in order, so a removal followed by a re-creation ends as a row.
     for (const SwarmChange& change : batch.swarms) {
@@ -421,18 +505,42 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
     }
     for (const Publish& p : batch.publishes) {
       if (!ok) break;
-      publish.Blob(1, p.ih.data(), 20);
-      publish.Text(2, p.entry.name);
-      static const std::string kNone;
-      const std::string& torrent = p.entry.torrent ? *p.entry.torrent : kNone;
-      publish.Blob(3, torrent.data(), torrent.size());
-      publish.Int(4, p.entry.size);
-      publish.Int(5, p.entry.piece_length);
-      publish.Int(6, p.entry.pieces);
-      publish.Int(7, p.entry.files);
-      publish.Text(8, p.entry.push);
-      publish.Int(9, p.entry.created);
-      ok = publish.Run();
+      const RegistryWrite& w = p.write;
+      const RegistryEntry& e = w.entry;
+      switch (w.kind) {
+        case RegistryWrite::Kind::kStore: {
+          if (w.retire) {
+            retire.Int(1, w.retired_at);
+            retire.Blob(2, w.retire->data(), 20);
+            ok = retire.Run();
+            if (!ok) break;
+          }
+          static const std::string kNone;
+          const std::string& torrent = w.torrent ? *w.torrent : kNone;
+          publish.Blob(1, w.ih.data(), 20);
+          publish.Text(2, e.name);
+          publish.Text(3, e.owner);
+          publish.Blob(4, torrent.data(), torrent.size());
+          publish.Int(5, e.size);
+          publish.Int(6, e.piece_length);
+          publish.Int(7, e.pieces);
+          publish.Int(8, e.files);
+          publish.Text(9, e.push);
+          publish.Int(10, e.created);
+          ok = publish.Run();
+          break;
+        }
+        case RegistryWrite::Kind::kUpdate:
+          update.Text(1, e.push);
+          update.Text(2, e.owner);
+          update.Blob(3, w.ih.data(), 20);
+          ok = update.Run();
+          break;
+        case RegistryWrite::Kind::kRemove:
+          remove.Blob(1, w.ih.data(), 20);
+          ok = remove.Run();
+          break;
+      }
       ++rows;
     }
     for (std::size_t i = 0; i < order.size() && ok; ++i) {

@@ -4,11 +4,18 @@
 // log every batch interval (or early, once it holds kEarlyFlush changes),
 // keeps the latest change per peer and per swarm, and writes them in key
 // order in one transaction; a crash loses at most one interval. A registry
-// publish wakes the writer at once and is acknowledged after its commit.
+// write wakes the writer at once and is acknowledged after its commit.
 //
-// Threads: the sink methods and PersistPublish may be called from any
-// thread (pending_mu_ guards the pending log). Open, Load and Start are
-// called once, on the main thread, before serving; Stop flushes and joins.
+// Torrent bytes are not kept in memory: ReadTorrent reads them from a
+// second, read-only connection (WAL lets it read beside the writer). Only
+// the bytes of a publish not yet committed are held, in unwritten_, so a
+// read between the publish and its commit (or after a failed commit,
+// until the retry lands) still finds them.
+//
+// Threads: the sink methods, PersistRegistry and ReadTorrent may be called
+// from any thread (pending_mu_ guards the pending log and unwritten_;
+// read_mu_ the read connection). Open, Load and Start are called once, on
+// the main thread, before serving; Stop flushes and joins.
 #pragma once
 
 #include <sqlite3.h>
@@ -33,7 +40,7 @@ namespace swarmcast::tracker {
 
 class SqliteStore final : public StateSink, public RegistryStore {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Opens or creates the database and brings its schema up to date. Fails
   // (with a reason) on an unreadable file or a schema newer than this build.
@@ -63,8 +70,8 @@ class SqliteStore final : public StateSink, public RegistryStore {
   void SwarmRemoved(const InfoHash& swarm) override;
 
   // RegistryStore
-  void PersistPublish(const InfoHash& ih, const RegistryEntry& entry,
-                      std::function<void(bool ok)> done) override;
+  void PersistRegistry(RegistryWrite write, std::function<void(bool ok)> done) override;
+  Result<std::optional<std::string>, std::string> ReadTorrent(const InfoHash& ih) override;
 
  private:
   struct PeerChange {
@@ -78,19 +85,20 @@ class SqliteStore final : public StateSink, public RegistryStore {
     std::int64_t completed = 0, created = 0;
   };
   struct Publish {
-    InfoHash ih;
-    RegistryEntry entry;
-    std::function<void(bool)> done;
+    RegistryWrite write;
+    std::function<void(bool)> done;  // null once called (a retried write)
   };
   struct Batch {
     std::vector<PeerChange> peers;  // in the order they happened
     std::vector<SwarmChange> swarms;
-    std::vector<Publish> publishes;
+    std::vector<Publish> publishes;  // registry writes, in order
     bool empty() const { return peers.empty() && swarms.empty() && publishes.empty(); }
   };
   static constexpr std::size_t kEarlyFlush = 1u << 15;
 
   SqliteStore(sqlite3* db, Metrics& metrics, proto::Logger log);
+  bool OpenReader(const std::string& path, std::string& error);
+  void Committed(const std::vector<Publish>& publishes);
   bool Migrate(std::string& error);
   void WriterLoop(std::chrono::milliseconds interval);
   static void KeepLatestPerPeer(std::vector<PeerChange>& peers);
@@ -101,9 +109,16 @@ class SqliteStore final : public StateSink, public RegistryStore {
   const proto::Logger log_;
   int failed_batches_ = 0;  // in a row; writer thread only
 
-  mutable std::mutex pending_mu_;  // guards pending_, writing_, urgent_, stopping_
+  std::mutex read_mu_;  // guards reader_ and read_torrent_
+  sqlite3* reader_ = nullptr;
+  sqlite3_stmt* read_torrent_ = nullptr;
+
+  // guards pending_, unwritten_, writing_, urgent_, stopping_
+  mutable std::mutex pending_mu_;
   std::condition_variable wake_;
   Batch pending_;
+  // Bytes of stored torrents not yet committed, by info-hash (the latest).
+  std::unordered_map<InfoHash, std::shared_ptr<const std::string>, ByteArrayHash> unwritten_;
   std::size_t writing_ = 0;  // changes in the batch being written now
   bool urgent_ = false;
   bool stopping_ = false;

@@ -212,7 +212,12 @@ std::size_t SwarmTable::Expire(std::int64_t now) {
         ++i;
       }
     }
-    if (s.peers.empty() && !s.entry && s.created + options_.expire_after < now) {
+    // A retired entry lives while its swarm is seeded: until the last peer
+    // expired and expire_after has passed since the name moved away.
+    const bool gone = s.entry
+                          ? s.entry->name.empty() && s.entry->retired + options_.expire_after < now
+                          : s.created + options_.expire_after < now;
+    if (s.peers.empty() && gone) {
       if (sink_) sink_->SwarmRemoved(it->first);
       it = swarms_.erase(it);
     } else {
@@ -222,16 +227,31 @@ std::size_t SwarmTable::Expire(std::int64_t now) {
   return dropped;
 }
 
+bool SwarmTable::MayWrite(std::string_view name, std::string_view owner) const {
+  std::lock_guard lock(mu_);
+  auto n = names_.find(std::string(name));
+  if (n == names_.end()) return true;
+  const std::string& holder = swarms_.at(n->second).entry->owner;
+  return holder.empty() || holder == owner;
+}
+
 PublishOutcome SwarmTable::Publish(const InfoHash& ih, RegistryEntry entry, std::int64_t now) {
   std::lock_guard lock(mu_);
+  Swarm* current = nullptr;  // the swarm the name points at now
+  InfoHash current_ih{};
   if (auto n = names_.find(entry.name); n != names_.end()) {
-    if (n->second != ih) return {PublishOutcome::kNameTaken, ToHex(n->second)};
-    Swarm& s = swarms_.at(ih);
-    s.entry->push = entry.push;
-    return {PublishOutcome::kUpdated, {}};
+    current_ih = n->second;
+    current = &swarms_.at(current_ih);
+    const std::string& holder = current->entry->owner;
+    if (!holder.empty() && holder != entry.owner) return {PublishOutcome::kNotOwner, {}};
+    if (current_ih == ih) {
+      current->entry->push = entry.push;
+      current->entry->owner = entry.owner;  // claims an unowned name
+      return {PublishOutcome::kUpdated, {}};
+    }
   }
   auto it = swarms_.find(ih);
-  if (it != swarms_.end() && it->second.entry) {
+  if (it != swarms_.end() && it->second.entry && !it->second.entry->name.empty()) {
     return {PublishOutcome::kHashTaken, it->second.entry->name};
   }
   if (it == swarms_.end()) {
@@ -239,11 +259,34 @@ PublishOutcome SwarmTable::Publish(const InfoHash& ih, RegistryEntry entry, std:
     it = swarms_.try_emplace(ih).first;
     it->second.created = now;
   }
+  PublishOutcome out{PublishOutcome::kCreated, {}};
+  if (current) {
+    // The old info-hash keeps its metainfo, nameless, for the peers still
+    // on it (an image rebuilt under the same name).
+    current->entry->name.clear();
+    current->entry->retired = now;
+    out = {PublishOutcome::kMoved, {}, current_ih};
+  } else {
+    ++registered_;
+  }
   entry.created = now;
-  names_.emplace(entry.name, ih);
+  entry.retired = 0;
+  names_[entry.name] = ih;
   it->second.entry = std::make_unique<RegistryEntry>(std::move(entry));
-  ++registered_;
-  return {PublishOutcome::kCreated, {}};
+  return out;
+}
+
+UnpublishOutcome SwarmTable::Unpublish(std::string_view name, std::string_view owner) {
+  std::lock_guard lock(mu_);
+  auto n = names_.find(std::string(name));
+  if (n == names_.end()) return {UnpublishOutcome::kUnknown, {}};
+  Swarm& s = swarms_.at(n->second);
+  if (!s.entry->owner.empty() && s.entry->owner != owner) return {UnpublishOutcome::kNotOwner, {}};
+  const InfoHash ih = n->second;
+  s.entry.reset();
+  names_.erase(n);
+  --registered_;
+  return {UnpublishOutcome::kRemoved, ih};
 }
 
 std::optional<InfoHash> SwarmTable::Resolve(std::string_view key) const {
@@ -261,19 +304,7 @@ std::optional<InfoHash> SwarmTable::Resolve(std::string_view key) const {
 SwarmSummary SwarmTable::MakeSummary(const InfoHash& ih, const Swarm& s) const {
   SwarmSummary out;
   out.info_hash = ih;
-  if (s.entry) {
-    // Field by field: the torrent bytes stay out of summaries and lists.
-    const RegistryEntry& from = *s.entry;
-    RegistryEntry e;
-    e.name = from.name;
-    e.size = from.size;
-    e.piece_length = from.piece_length;
-    e.pieces = from.pieces;
-    e.files = from.files;
-    e.push = from.push;
-    e.created = from.created;
-    out.entry = std::move(e);
-  }
+  if (s.entry) out.entry = *s.entry;
   out.seeders = s.seeders;
   out.leechers = s.leechers;
   out.completed = s.completed;
@@ -327,7 +358,10 @@ void SwarmTable::RestoreSwarm(const InfoHash& ih, std::optional<RegistryEntry> e
   Swarm& s = swarms_[ih];
   s.completed = completed;
   s.created = created;
-  if (entry && !s.entry && !names_.count(entry->name)) {
+  if (!entry || s.entry) return;
+  if (entry->name.empty()) {
+    s.entry = std::make_unique<RegistryEntry>(std::move(*entry));  // retired
+  } else if (!names_.count(entry->name)) {
     names_.emplace(entry->name, ih);
     s.entry = std::make_unique<RegistryEntry>(std::move(*entry));
     ++registered_;

@@ -23,19 +23,24 @@
 
 namespace swarmcast::tracker {
 
-// A published metainfo and what the registry shows about it.
+// What the registry knows of a published metainfo. The .torrent bytes are
+// not here: they live in SQLite and are read from there when asked for
+// (SqliteStore::ReadTorrent), so memory does not grow with what is stored.
 struct RegistryEntry {
+  // Empty once the name moved to another info-hash: the entry is then
+  // "retired", still fetchable by info-hash while peers announce it.
   std::string name;
-  // The .torrent bytes exactly as published; shared and immutable, so
-  // handing them out under the state mutex costs a reference count, not a
-  // copy of up to --max-torrent-bytes.
-  std::shared_ptr<const std::string> torrent;
+  // The publisher that owns the name (RegistryAccess::Writer); empty for a
+  // name published before owners were recorded (schema 2): the first
+  // accepted write claims it.
+  std::string owner;
   std::int64_t size = 0;
   std::int64_t piece_length = 0;
   std::int64_t pieces = 0;
   std::int64_t files = 0;
   std::string push;  // "IP:PORT" or empty
   std::int64_t created = 0;
+  std::int64_t retired = 0;  // when the name moved away (unix s); 0 while named
 };
 
 // Receives every change, under the state mutex, in order. Implementations
@@ -85,7 +90,7 @@ struct SwarmCounts {
 
 struct SwarmSummary {
   InfoHash info_hash{};
-  std::optional<RegistryEntry> entry;  // without `torrent` (null: kept out of lists)
+  std::optional<RegistryEntry> entry;
   std::int64_t seeders = 0, leechers = 0, completed = 0, created = 0;
 };
 
@@ -98,8 +103,21 @@ struct PeerView {
 };
 
 struct PublishOutcome {
-  enum Kind { kCreated, kUpdated, kNameTaken, kHashTaken, kFull } kind;
-  std::string other;  // the conflicting info-hash (hex) or name
+  enum Kind {
+    kCreated,    // a new name
+    kUpdated,    // the name's info-hash again: the push endpoint is replaced
+    kMoved,      // the name now points at a new info-hash; `previous` is retired
+    kNotOwner,   // the name belongs to another publisher
+    kHashTaken,  // the info-hash is published under another name (`other`)
+    kFull,       // --max-swarms
+  } kind;
+  std::string other;    // kHashTaken: the other name
+  InfoHash previous{};  // kMoved: the info-hash the name pointed at
+};
+
+struct UnpublishOutcome {
+  enum Kind { kRemoved, kUnknown, kNotOwner } kind;
+  InfoHash info_hash{};  // kRemoved: the swarm the name pointed at
 };
 
 class SwarmTable {
@@ -127,16 +145,29 @@ class SwarmTable {
   // Counts per info-hash; nullopt for one this tracker does not know.
   std::vector<std::optional<SwarmCounts>> Scrape(const std::vector<InfoHash>& hashes) const;
 
-  // Drops peers silent for longer than expire_after, and unpublished swarms
-  // left with no peers. Returns the number of peers dropped.
+  // Drops peers silent for longer than expire_after, unpublished swarms
+  // left with no peers, and retired entries with no peers once
+  // expire_after has passed since they were retired. Returns the number of
+  // peers dropped.
   std::size_t Expire(std::int64_t now);
 
-  // Registry. `key` is a name or a 40-hex info-hash.
+  // Registry. `entry.owner` is the writer. Only the name's owner (or
+  // anyone, for an unowned name, which it then claims) may update it, move
+  // it to another info-hash or remove it; the info-hash a name moves away
+  // from keeps its entry, nameless ("retired"), until it has no peers and
+  // expire_after has passed since the move (Expire).
   PublishOutcome Publish(const InfoHash& ih, RegistryEntry entry, std::int64_t now);
+  // Removes the name and its entry (the swarm's peers stay until they
+  // expire). `owner` is the writer.
+  UnpublishOutcome Unpublish(std::string_view name, std::string_view owner);
+  // Whether `owner` may write `name` now (it is free, unowned or owner's);
+  // a cheap check before a request body is read. Publish checks again.
+  bool MayWrite(std::string_view name, std::string_view owner) const;
+  // `key` is a name or a 40-hex info-hash.
   std::optional<InfoHash> Resolve(std::string_view key) const;
   std::optional<SwarmSummary> Summary(const InfoHash& ih) const;
   std::vector<SwarmSummary> List() const;
-  std::optional<RegistryEntry> Entry(const InfoHash& ih) const;  // with torrent
+  std::optional<RegistryEntry> Entry(const InfoHash& ih) const;
   std::optional<std::vector<PeerView>> Peers(const InfoHash& ih, std::int64_t now) const;
 
   // Startup: state read back from the database; not reported to the sink.

@@ -18,11 +18,13 @@ TokenSet::TokenSet(const std::vector<std::string>& tokens) {
   for (const std::string& t : tokens) digests_.push_back(Digest(t));
 }
 
-bool TokenSet::Matches(std::string_view candidate) const {
+std::optional<std::size_t> TokenSet::Find(std::string_view candidate) const {
   auto d = Digest(candidate);
-  bool match = false;
-  for (const auto& t : digests_) match |= CRYPTO_memcmp(d.data(), t.data(), d.size()) == 0;
-  return match;
+  std::optional<std::size_t> found;
+  for (std::size_t i = 0; i < digests_.size(); ++i) {
+    if (CRYPTO_memcmp(d.data(), digests_[i].data(), d.size()) == 0) found = i;
+  }
+  return found;
 }
 
 }  // namespace swarmcast::tracker

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,8 +18,12 @@ class TokenSet {
   explicit TokenSet(const std::vector<std::string>& tokens);
 
   bool empty() const { return digests_.empty(); }
+  std::size_t size() const { return digests_.size(); }
   // True when `candidate` equals one of the tokens. Checks all of them.
-  bool Matches(std::string_view candidate) const;
+  bool Matches(std::string_view candidate) const { return Find(candidate).has_value(); }
+  // The position (in construction order) of the token `candidate` equals,
+  // if any. Checks all of them, whichever matches.
+  std::optional<std::size_t> Find(std::string_view candidate) const;
 
  private:
   std::vector<std::array<unsigned char, 32>> digests_;

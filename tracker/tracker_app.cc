@@ -17,10 +17,12 @@
 #include "tracker/http_server.h"
 #include "tracker/json.h"
 #include "tracker/metrics.h"
+#include "tracker/registry_access.h"
 #include "tracker/registry_handler.h"
 #include "tracker/router.h"
 #include "tracker/sqlite_store.h"
 #include "tracker/swarm_state.h"
+#include "tracker/token_file.h"
 #include "tracker/udp_server.h"
 
 namespace swarmcast::tracker {
@@ -76,11 +78,45 @@ HttpLimits ClampConnections(HttpLimits http, std::size_t listeners, const proto:
   return http;
 }
 
+// The admin tokens registry writes need: those configured, or else (and
+// unless the registry is explicitly open) the one this tracker keeps in its
+// generated token file. Logs where the credential is; nullopt after
+// logging why the tracker cannot start.
+std::optional<std::vector<std::string>> AdminTokens(const TrackerConfig& c,
+                                                    const proto::Logger& log) {
+  if (c.open_registry) {
+    log.Warning(
+        "registry is open (--open-registry): anyone who reaches this tracker may "
+        "publish new names" +
+        std::string(c.admin_tokens.empty() ? "; a name belongs to the address that published it"
+                                           : " without a token (owned by their address)") +
+        ". For a lab only.");
+    return c.admin_tokens;
+  }
+  if (!c.admin_tokens.empty()) {
+    log.Info("registry writes need one of the " + std::to_string(c.admin_tokens.size()) +
+             " configured admin tokens");
+    return c.admin_tokens;
+  }
+  auto generated = LoadOrCreateAdminToken(c.generated_token_file);
+  if (!generated) {
+    Fail(c, log, "admin token: " + generated.error());
+    return std::nullopt;
+  }
+  log.Info(std::string("registry writes need the admin token ") +
+           (generated->created ? "made now in " : "kept in ") + c.generated_token_file +
+           " (mode 0600; a seed on this host reads it with --token-file " + c.generated_token_file +
+           ")");
+  return std::vector<std::string>{generated->token};
+}
+
 }  // namespace
 
 int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
   SystemClock clock;
   Metrics metrics;
+  auto admin_tokens = AdminTokens(config, log);
+  if (!admin_tokens) return 1;
   auto store = SqliteStore::Open(config.db, metrics, log);
   if (!store) {
     Fail(config, log, store.error());
@@ -96,13 +132,20 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
   AnnounceConfig ac;
   ac.limits = config.query;
   ac.trust_ip_param = config.trust_ip_param;
-  ac.tokens = TokenSet(config.announce_tokens);
+  // A publisher may take part in the swarms it publishes: in private mode
+  // its admin token is an announce token too.
+  if (!config.announce_tokens.empty()) {
+    std::vector<std::string> announcers = config.announce_tokens;
+    announcers.insert(announcers.end(), admin_tokens->begin(), admin_tokens->end());
+    ac.tokens = TokenSet(announcers);
+  }
   ac.min_interval = config.min_interval;
   ac.log = log;
   AnnounceHandler announce(table, metrics, clock, ac);
   RegistryConfig rc;
   rc.limits = config.metainfo;
-  if (!config.admin_token.empty()) rc.admin = TokenSet({config.admin_token});
+  rc.access =
+      RegistryAccess(AccessOptions{*admin_tokens, config.announce_tokens, config.open_registry});
   rc.log = log;
   rc.peer_token_key = RandomSipKey();
   RegistryHandler registry(table, store->get(), clock, rc);
@@ -192,6 +235,11 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
     j["addresses"] = bound;
     j["udp"] = config.udp;
     j["db"] = config.db;
+    j["registry"] = config.open_registry ? "open" : "token";
+    j["token_file"] = config.open_registry || !config.admin_tokens.empty()
+                          ? Json()
+                          : Json(config.generated_token_file);
+    j["private"] = !config.announce_tokens.empty();
     j["swarms"] = loaded->swarms;
     j["peers"] = loaded->peers;
     std::cout << JsonText(j) << std::endl;

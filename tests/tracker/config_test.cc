@@ -70,7 +70,7 @@ TEST(CommandLine, TokensComeFromFiles) {
   auto cl = Parse({"--admin-token-file", admin.path.c_str(), "--announce-token-file",
                    announce.path.c_str(), "--announce-token", "gamma"});
   ASSERT_TRUE(cl.ok()) << cl.error();
-  EXPECT_EQ(cl->config.admin_token, "s3cret");
+  EXPECT_EQ(cl->config.admin_tokens, (std::vector<std::string>{"s3cret"}));
   EXPECT_EQ(cl->config.announce_tokens, (std::vector<std::string>{"gamma", "alpha", "beta"}));
 }
 

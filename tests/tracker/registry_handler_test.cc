@@ -3,11 +3,17 @@
 #include "tracker/registry_handler.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <future>
+#include <memory>
 
 #include "proto/bencode.h"
 #include "tests/tracker/test_torrent.h"
 #include "tracker/announce_handler.h"
 #include "tracker/siphash.h"
+#include "tracker/sqlite_store.h"
 
 namespace swarmcast::tracker {
 namespace {
@@ -19,26 +25,52 @@ class FixedClock : public Clock {
   std::int64_t Now() const override { return 1000; }
 };
 
+// A real SQLite store in a scratch directory: torrent bytes are read back
+// from it, and writes are answered after its commit.
 class RegistryHandlerTest : public ::testing::Test {
  protected:
-  // Every reply here is synchronous: there is no store to wait for.
+  RegistryHandlerTest() { store_->Start(std::chrono::milliseconds(5)); }
+  ~RegistryHandlerTest() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Waits (with a deadline) for the reply, which a write sends from the
+  // store's thread after the commit.
   HttpReply Call(std::string_view method, std::string_view path, std::string_view query = "",
                  std::string body = "") {
-    HttpReply out{0, "", ""};
+    auto reply = std::make_shared<std::promise<HttpReply>>();
+    auto got = reply->get_future();
     registry_.Handle(method, path, query, std::move(body), "", "127.0.0.1",
-                     [&](HttpReply r) { out = r; });
-    EXPECT_NE(out.status, 0u) << method << " " << path;
-    return out;
+                     [reply](HttpReply r) { reply->set_value(std::move(r)); });
+    if (got.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+      ADD_FAILURE() << "no reply to " << method << " " << path;
+      return HttpReply{0, "", ""};
+    }
+    return got.get();
   }
   std::string Hex() {
     auto m = proto::CheckMetainfo(torrent_, {});
     return m ? ToHex(m->info_hash) : "";
   }
 
+  static std::string MakeDir() {
+    char tmpl[] = "/tmp/swarmcast-registry-test-XXXXXX";
+    return mkdtemp(tmpl) ? tmpl : "";
+  }
+  std::unique_ptr<SqliteStore> OpenStore() {
+    auto s = SqliteStore::Open(dir_ + "/tracker.db", metrics_);
+    if (!s) std::abort();  // the scratch directory is unusable: nothing to test
+    return std::move(*s);
+  }
+
+  // In this order: the handler is built on the store.
+  std::string dir_ = MakeDir();
+  Metrics metrics_;
+  std::unique_ptr<SqliteStore> store_ = OpenStore();
   SwarmTable table_{StateOptions{}, nullptr, 1};
   FixedClock clock_;
-  Metrics metrics_;
-  RegistryHandler registry_{table_, nullptr, clock_, RegistryConfig{}};
+  RegistryHandler registry_{table_, store_.get(), clock_, RegistryConfig{}};
   AnnounceHandler announce_{table_, metrics_, clock_, AnnounceConfig{}};
   const std::string torrent_ = Torrent("image.img", 100000);
 };
@@ -49,12 +81,12 @@ TEST_F(RegistryHandlerTest, PublishAndSummary) {
   EXPECT_EQ(put.content_type, "application/json");
   EXPECT_EQ(put.body, R"({"name":"image-1","info_hash":")" + Hex() +
                           R"(","size":100000,"piece_length":16384,"pieces":7,"files":1,)"
-                          R"("push":"127.0.0.1:7070"})");
+                          R"("push":"127.0.0.1:7070","previous":null})");
   HttpReply again = Call("PUT", "/v1/swarms/image-1", "", torrent_);
   EXPECT_EQ(again.status, 200u);
   EXPECT_EQ(again.body, R"({"name":"image-1","info_hash":")" + Hex() +
                             R"(","size":100000,"piece_length":16384,"pieces":7,"files":1,)"
-                            R"("push":null})");
+                            R"("push":null,"previous":null})");
   const std::string summary = R"({"name":"image-1","info_hash":")" + Hex() +
                               R"(","size":100000,"seeders":0,"leechers":0,"completed":0,)"
                               R"("push":null,"created":1000})";
@@ -132,7 +164,8 @@ TEST_F(RegistryHandlerTest, Errors) {
   } cases[] = {
       {"GET", "/v1/swarms/nope", "", "", 404, R"({"error":"unknown swarm"})"},
       {"GET", "/v1/swarms/x/y/z", "", "", 404, R"({"error":"unknown swarm"})"},
-      {"DELETE", "/v1/swarms/x", "", "", 405, R"({"error":"method not allowed"})"},
+      {"DELETE", "/v1/swarms/x", "", "", 404, R"({"error":"unknown name"})"},
+      {"DELETE", "/v1/swarms/x/torrent", "", "", 405, R"({"error":"method not allowed"})"},
       {"POST", "/v1/swarms", "", "", 405, R"({"error":"method not allowed"})"},
       {"PUT", "/v1/swarms/x", "", "not bencode", 400,
        R"j({"error":"invalid torrent: not bencode (bencode: unexpected character at byte 0)"})j"},
@@ -148,6 +181,33 @@ TEST_F(RegistryHandlerTest, Errors) {
   EXPECT_EQ(Call("PUT", "/v1/swarms/other", "", torrent_).body,
             R"({"error":"info_hash already published as 'image-1'"})");
   EXPECT_EQ(Call("GET", "/v1/swarms/image-1/nope").body, R"({"error":"not found"})");
+}
+
+TEST_F(RegistryHandlerTest, MoveKeepsTheOldMetainfoAndDeleteDropsIt) {
+  const std::string rebuilt = Torrent("image.img", 200000);
+  auto m = proto::CheckMetainfo(rebuilt, {});
+  ASSERT_TRUE(m.ok());
+  const std::string old_hex = Hex(), new_hex = ToHex(m->info_hash);
+  ASSERT_EQ(Call("PUT", "/v1/swarms/image-1", "", torrent_).status, 201u);
+  HttpReply moved = Call("PUT", "/v1/swarms/image-1", "", rebuilt);
+  EXPECT_EQ(moved.status, 200u);
+  EXPECT_EQ(moved.body, R"({"name":"image-1","info_hash":")" + new_hex +
+                            R"(","size":200000,"piece_length":16384,"pieces":13,"files":1,)"
+                            R"("push":null,"previous":")" +
+                            old_hex + R"("})");
+  EXPECT_EQ(Call("GET", "/v1/swarms/image-1/torrent").body, rebuilt);
+  EXPECT_EQ(Call("GET", "/v1/swarms/" + old_hex + "/torrent").body, torrent_);
+  EXPECT_EQ(Call("GET", "/v1/swarms/" + old_hex).body,
+            R"({"name":null,"info_hash":")" + old_hex +
+                R"(","size":100000,"seeders":0,"leechers":0,"completed":0,"push":null,)"
+                R"("created":1000})");
+
+  HttpReply gone = Call("DELETE", "/v1/swarms/image-1");
+  EXPECT_EQ(gone.status, 200u);
+  EXPECT_EQ(gone.body, R"({"name":"image-1","info_hash":")" + new_hex + R"(","deleted":true})");
+  EXPECT_EQ(Call("GET", "/v1/swarms/image-1").status, 404u);
+  EXPECT_EQ(Call("GET", "/v1/swarms/" + new_hex + "/torrent").status, 404u);
+  EXPECT_EQ(Call("GET", "/v1/swarms").body, R"({"swarms":[]})");
 }
 
 }  // namespace

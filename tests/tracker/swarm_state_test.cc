@@ -198,20 +198,102 @@ TEST(SwarmTable, PublishConflicts) {
   SwarmTable t({}, nullptr, 1);
   RegistryEntry e;
   e.name = "img";
+  e.owner = "token:a";
   e.push = "10.0.0.1:7000";
   EXPECT_EQ(t.Publish(Hash(1), e, 5).kind, PublishOutcome::kCreated);
   e.push = "10.0.0.2:7000";
   EXPECT_EQ(t.Publish(Hash(1), e, 6).kind, PublishOutcome::kUpdated);
   EXPECT_EQ(t.Entry(Hash(1))->push, "10.0.0.2:7000");
   EXPECT_EQ(t.Entry(Hash(1))->created, 5);
-  EXPECT_EQ(t.Publish(Hash(2), e, 7).kind, PublishOutcome::kNameTaken);
   RegistryEntry other;
   other.name = "other";
+  other.owner = "token:a";
   EXPECT_EQ(t.Publish(Hash(1), other, 7).kind, PublishOutcome::kHashTaken);
   EXPECT_EQ(t.Resolve("img"), Hash(1));
   EXPECT_EQ(t.Resolve(ToHex(Hash(1))), Hash(1));
   EXPECT_FALSE(t.Resolve("nope").has_value());
   EXPECT_EQ(t.List().size(), 1u);
+}
+
+TEST(SwarmTable, OnlyTheOwnerUpdatesMovesOrRemovesAName) {
+  SwarmTable t({}, nullptr, 1);
+  RegistryEntry e;
+  e.name = "img";
+  e.owner = "token:a";
+  e.push = "10.0.0.1:7000";
+  ASSERT_EQ(t.Publish(Hash(1), e, 5).kind, PublishOutcome::kCreated);
+  RegistryEntry thief = e;
+  thief.owner = "token:b";
+  thief.push = "10.6.6.6:7000";
+  EXPECT_FALSE(t.MayWrite("img", "token:b"));
+  EXPECT_TRUE(t.MayWrite("img", "token:a"));
+  EXPECT_TRUE(t.MayWrite("free", "token:b"));
+  EXPECT_EQ(t.Publish(Hash(1), thief, 6).kind, PublishOutcome::kNotOwner);
+  EXPECT_EQ(t.Publish(Hash(2), thief, 6).kind, PublishOutcome::kNotOwner);
+  EXPECT_EQ(t.Unpublish("img", "token:b").kind, UnpublishOutcome::kNotOwner);
+  EXPECT_EQ(t.Entry(Hash(1))->push, "10.0.0.1:7000");
+  EXPECT_EQ(t.Resolve("img"), Hash(1));
+
+  auto moved = t.Publish(Hash(2), e, 7);
+  ASSERT_EQ(moved.kind, PublishOutcome::kMoved);
+  EXPECT_EQ(moved.previous, Hash(1));
+  EXPECT_EQ(t.Resolve("img"), Hash(2));
+  // The old info-hash keeps its metainfo, nameless, and stays resolvable.
+  ASSERT_TRUE(t.Entry(Hash(1)).has_value());
+  EXPECT_EQ(t.Entry(Hash(1))->name, "");
+  EXPECT_EQ(t.Entry(Hash(1))->retired, 7);
+  EXPECT_EQ(t.Resolve(ToHex(Hash(1))), Hash(1));
+  EXPECT_EQ(t.List().size(), 1u);
+  EXPECT_EQ(t.GetTotals().registered, 1u);
+  // Back to the first build: allowed, the retired entry takes the name.
+  EXPECT_EQ(t.Publish(Hash(1), e, 8).kind, PublishOutcome::kMoved);
+  EXPECT_EQ(t.Resolve("img"), Hash(1));
+
+  auto removed = t.Unpublish("img", "token:a");
+  ASSERT_EQ(removed.kind, UnpublishOutcome::kRemoved);
+  EXPECT_EQ(removed.info_hash, Hash(1));
+  EXPECT_FALSE(t.Resolve("img").has_value());
+  EXPECT_FALSE(t.Entry(Hash(1)).has_value());
+  EXPECT_EQ(t.Unpublish("img", "token:a").kind, UnpublishOutcome::kUnknown);
+  EXPECT_EQ(t.GetTotals().registered, 0u);
+  // Free again, for anyone.
+  EXPECT_EQ(t.Publish(Hash(3), thief, 9).kind, PublishOutcome::kCreated);
+}
+
+TEST(SwarmTable, AnUnownedNameIsClaimedByTheFirstWrite) {
+  SwarmTable t({}, nullptr, 1);
+  RegistryEntry legacy;  // restored from a schema-2 database: no owner
+  legacy.name = "img";
+  t.RestoreSwarm(Hash(1), legacy, 0, 1);
+  EXPECT_TRUE(t.MayWrite("img", "token:b"));
+  RegistryEntry e = legacy;
+  e.owner = "token:b";
+  EXPECT_EQ(t.Publish(Hash(1), e, 5).kind, PublishOutcome::kUpdated);
+  EXPECT_EQ(t.Entry(Hash(1))->owner, "token:b");
+  EXPECT_FALSE(t.MayWrite("img", "token:c"));
+}
+
+TEST(SwarmTable, ARetiredEntryLivesWhileSeededThenExpires) {
+  StateOptions o;
+  o.expire_after = 100;
+  SwarmTable t(o, nullptr, 1);
+  RegistryEntry e;
+  e.name = "img";
+  e.owner = "token:a";
+  ASSERT_EQ(t.Publish(Hash(1), e, 0).kind, PublishOutcome::kCreated);
+  ASSERT_TRUE(t.Announce(Req(1, 1, 0), Addr(1), 10).ok());  // a seed on the old build
+  ASSERT_EQ(t.Publish(Hash(2), e, 20).kind, PublishOutcome::kMoved);
+  // Announced every 50 s, it keeps the old entry long past the grace time.
+  for (std::int64_t now = 60; now <= 300; now += 50) {
+    ASSERT_TRUE(t.Announce(Req(1, 1, 0), Addr(1), now).ok());
+    t.Expire(now);
+    ASSERT_TRUE(t.Entry(Hash(1)).has_value()) << "at " << now;
+  }
+  // The seed stops announcing: its entry expires, then the retired swarm.
+  t.Expire(401);
+  EXPECT_FALSE(t.Entry(Hash(1)).has_value());
+  EXPECT_FALSE(t.Resolve(ToHex(Hash(1))).has_value());
+  EXPECT_TRUE(t.Entry(Hash(2)).has_value()) << "the named entry never expires";
 }
 
 }  // namespace
