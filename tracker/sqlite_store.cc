@@ -32,11 +32,20 @@ const char* const kMigrations[] = {
     // 2: the peer's BEP 7 key (NULL: it sent none), so the binding of a
     // peer entry to its key survives a restart.
     "ALTER TABLE peers ADD COLUMN key INTEGER;",
-    // 3: who owns a name (NULL: published before owners were recorded; the
-    // first accepted write claims it), and when an entry lost its name to a
-    // newer info-hash (NULL while named). A registry entry is now a row with
-    // torrent bytes; name NULL there means retired.
-    "ALTER TABLE swarms ADD COLUMN owner TEXT; ALTER TABLE swarms ADD COLUMN retired INTEGER;",
+    // 3: the .torrent bytes move to their own table, so that reading the
+    // swarms at start-up (columns stored after a blob sit at the end of its
+    // overflow chain) does not pull every torrent through the page cache;
+    // who owns a name (NULL: published before owners were recorded; the
+    // first accepted write claims it); when an entry lost its name to a
+    // newer info-hash (NULL while named). A registry entry is a row whose
+    // size is set; name NULL there means retired.
+    "CREATE TABLE torrents(info_hash BLOB PRIMARY KEY, bytes BLOB NOT NULL);"
+    "INSERT INTO torrents(info_hash, bytes)"
+    "  SELECT info_hash, torrent FROM swarms WHERE torrent IS NOT NULL AND name IS NOT NULL;"
+    "UPDATE swarms SET size = NULL WHERE name IS NULL;"
+    "ALTER TABLE swarms DROP COLUMN torrent;"
+    "ALTER TABLE swarms ADD COLUMN owner TEXT;"
+    "ALTER TABLE swarms ADD COLUMN retired INTEGER;",
 };
 static_assert(std::size(kMigrations) == SqliteStore::kSchemaVersion);
 
@@ -130,7 +139,7 @@ bool SqliteStore::OpenReader(const std::string& path, std::string& error) {
   if (sqlite3_open_v2(path.c_str(), &reader_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK ||
       !Exec(reader_, "PRAGMA busy_timeout=5000; PRAGMA cache_size=-512;", &error) ||
-      sqlite3_prepare_v2(reader_, "SELECT torrent FROM swarms WHERE info_hash = ?", -1,
+      sqlite3_prepare_v2(reader_, "SELECT bytes FROM torrents WHERE info_hash = ?", -1,
                          &read_torrent_, nullptr) != SQLITE_OK) {
     if (error.empty()) error = std::string("read connection: ") + sqlite3_errmsg(reader_);
     return false;
@@ -181,10 +190,9 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
     if (!del.Run()) return Unexpected(std::string("expiring peers: ") + sqlite3_errmsg(db_));
     stats.expired = static_cast<std::size_t>(sqlite3_changes(db_));
   }
-  // `torrent IS NOT NULL` reads only the record header: the bytes stay
-  // on disk.
+  // The torrent bytes stay on disk (their own table).
   Stmt s(db_,
-         "SELECT info_hash, name, torrent IS NOT NULL, size, piece_length, pieces, files, push,"
+         "SELECT info_hash, name, size IS NOT NULL, size, piece_length, pieces, files, push,"
          " created, completed, owner, retired FROM swarms");
   if (!s) return Unexpected(std::string("reading swarms: ") + sqlite3_errmsg(db_));
   while (sqlite3_step(s.get()) == SQLITE_ROW) {
@@ -461,19 +469,21 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
                   "INSERT INTO swarms(info_hash, created, completed) VALUES(?, ?, ?)"
                   " ON CONFLICT(info_hash) DO UPDATE SET completed = excluded.completed");
     Stmt publish(db_,
-                 "INSERT INTO swarms(info_hash, name, owner, torrent, size, piece_length, pieces,"
-                 " files, push, created, retired) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)"
+                 "INSERT INTO swarms(info_hash, name, owner, size, piece_length, pieces,"
+                 " files, push, created, retired) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)"
                  " ON CONFLICT(info_hash) DO UPDATE SET name = excluded.name,"
-                 " owner = excluded.owner, torrent = excluded.torrent, size = excluded.size,"
+                 " owner = excluded.owner, size = excluded.size,"
                  " piece_length = excluded.piece_length, pieces = excluded.pieces,"
                  " files = excluded.files, push = excluded.push, retired = NULL");
     // Before the new row takes the name: names are UNIQUE.
     Stmt retire(db_, "UPDATE swarms SET name = NULL, retired = ? WHERE info_hash = ?");
     Stmt update(db_, "UPDATE swarms SET push = ?, owner = ? WHERE info_hash = ?");
     Stmt remove(db_,
-                "UPDATE swarms SET name = NULL, owner = NULL, torrent = NULL, size = NULL,"
+                "UPDATE swarms SET name = NULL, owner = NULL, size = NULL,"
                 " piece_length = NULL, pieces = NULL, files = NULL, push = NULL, retired = NULL"
                 " WHERE info_hash = ?");
+    Stmt put_torrent(db_, "INSERT OR REPLACE INTO torrents(info_hash, bytes) VALUES(?, ?)");
+    Stmt del_torrent(db_, "DELETE FROM torrents WHERE info_hash = ?");
     Stmt up_peer(db_,
                  "INSERT INTO peers(info_hash, peer_id, ip, port, uploaded, downloaded,"
                  " left, event, stopped, counted, first_seen, last_announce, key)"
@@ -486,7 +496,7 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
                  " key = excluded.key");
     Stmt del_peer(db_, "DELETE FROM peers WHERE info_hash = ? AND peer_id = ?");
     ok = del_swarm && del_swarm_peers && up_swarm && publish && retire && update && remove &&
-         up_peer && del_peer;
+         put_torrent && del_torrent && up_peer && del_peer;
     // Swarm rows first (a peer row may belong to a swarm created in this
     // batch); in order, so a removal followed by a re-creation ends as a row.
     for (const SwarmChange& change : batch.swarms) {
@@ -494,7 +504,8 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
       if (change.removed) {
         del_swarm.Blob(1, change.swarm.data(), 20);
         del_swarm_peers.Blob(1, change.swarm.data(), 20);
-        ok = del_swarm.Run() && del_swarm_peers.Run();
+        del_torrent.Blob(1, change.swarm.data(), 20);
+        ok = del_swarm.Run() && del_swarm_peers.Run() && del_torrent.Run();
       } else {
         up_swarm.Blob(1, change.swarm.data(), 20);
         up_swarm.Int(2, change.created);
@@ -520,14 +531,15 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
           publish.Blob(1, w.ih.data(), 20);
           publish.Text(2, e.name);
           publish.Text(3, e.owner);
-          publish.Blob(4, torrent.data(), torrent.size());
-          publish.Int(5, e.size);
-          publish.Int(6, e.piece_length);
-          publish.Int(7, e.pieces);
-          publish.Int(8, e.files);
-          publish.Text(9, e.push);
-          publish.Int(10, e.created);
-          ok = publish.Run();
+          publish.Int(4, e.size);
+          publish.Int(5, e.piece_length);
+          publish.Int(6, e.pieces);
+          publish.Int(7, e.files);
+          publish.Text(8, e.push);
+          publish.Int(9, e.created);
+          put_torrent.Blob(1, w.ih.data(), 20);
+          put_torrent.Blob(2, torrent.data(), torrent.size());
+          ok = publish.Run() && put_torrent.Run();
           break;
         }
         case RegistryWrite::Kind::kUpdate:
@@ -538,7 +550,8 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
           break;
         case RegistryWrite::Kind::kRemove:
           remove.Blob(1, w.ih.data(), 20);
-          ok = remove.Run();
+          del_torrent.Blob(1, w.ih.data(), 20);
+          ok = remove.Run() && del_torrent.Run();
           break;
       }
       ++rows;

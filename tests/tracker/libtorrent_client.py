@@ -3,7 +3,8 @@
 and a second session downloads it having learnt the seed only from the
 tracker. DHT, local peer discovery, UPnP and NAT-PMP are off.
 
-usage: /usr/bin/python3 libtorrent_client.py WORKDIR http://127.0.0.1:PORT
+usage: /usr/bin/python3 libtorrent_client.py WORKDIR http://127.0.0.1:PORT TOKEN_FILE
+(TOKEN_FILE: the tracker's admin token, which publishing needs.)
 Exit 0 and prints "leecher complete" on success."""
 import os
 import sys
@@ -12,7 +13,9 @@ import urllib.request
 
 import libtorrent as lt
 
-work, base = sys.argv[1], sys.argv[2]
+work, base, token_file = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(token_file) as f:
+    token = f.read().strip()
 seed_dir = os.path.join(work, "seed")
 leech_dir = os.path.join(work, "leech")
 os.makedirs(seed_dir)
@@ -26,7 +29,8 @@ ct = lt.create_torrent(fs, 16384, flags=lt.create_torrent.v1_only)
 ct.add_tracker(base + "/announce")
 lt.set_piece_hashes(ct, seed_dir)
 torrent = lt.bencode(ct.generate())
-req = urllib.request.Request(base + "/v1/swarms/lt-test", data=torrent, method="PUT")
+req = urllib.request.Request(base + "/v1/swarms/lt-test", data=torrent, method="PUT",
+                             headers={"Authorization": "Bearer " + token})
 print("publish", urllib.request.urlopen(req).status)
 
 

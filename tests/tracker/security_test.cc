@@ -172,7 +172,7 @@ TEST(TrackerLog, LogLevelErrorHidesInfo) {
   TrackerProcess t;
   t.set_capture_stderr(true);
   ASSERT_TRUE(t.Start({"--log-level", "error"})) << t.error();
-  ASSERT_EQ(HttpPut(t.host(), t.port(), "/v1/swarms/bad..name!", "x").status, 400);
+  ASSERT_EQ(HttpPut(t.host(), t.port(), "/v1/swarms/bad..name!", "x", t.AuthHeader()).status, 400);
   t.Stop();
   EXPECT_EQ(t.StderrText(), "");
 }
@@ -462,7 +462,7 @@ TEST(TrackerExhaustion, AcceptBacksOffWhenDescriptorsRunOut) {
 // Before, GET /v1/swarms copied every stored torrent's bytes under the
 // state mutex (with 20 torrents a concurrent announce went from 0.2 to
 // 205 ms). Now a listing copies the summary fields only, and the bytes are
-// shared, never copied, under the mutex.
+// not in memory at all (they are read from SQLite when asked for).
 TEST(TrackerExhaustion, ListingSwarmsDoesNotStallAnnounces) {
   TrackerProcess t;
   ASSERT_TRUE(t.Start()) << t.error();
@@ -470,8 +470,10 @@ TEST(TrackerExhaustion, ListingSwarmsDoesNotStallAnnounces) {
   for (int i = 0; i < 20; ++i) {
     const std::string torrent =
         Torrent("big" + std::to_string(i) + ".img", std::int64_t{419430 + i} * 16384);
-    ASSERT_EQ(HttpPut(t.host(), t.port(), "/v1/swarms/big" + std::to_string(i), torrent).status,
-              201);
+    ASSERT_EQ(
+        HttpPut(t.host(), t.port(), "/v1/swarms/big" + std::to_string(i), torrent, t.AuthHeader())
+            .status,
+        201);
   }
   std::atomic<bool> stop{false};
   std::atomic<int> lists{0};

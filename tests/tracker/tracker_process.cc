@@ -135,6 +135,13 @@ std::string TrackerProcess::StderrText() const {
   return s.str();
 }
 
+std::string TrackerProcess::admin_token() const {
+  std::ifstream in(dir_ + "/tracker.db.token", std::ios::binary);
+  std::string token;
+  std::getline(in, token);
+  return token;
+}
+
 void TrackerProcess::Stop() {
   if (pid_ <= 0) return;
   kill(pid_, SIGTERM);

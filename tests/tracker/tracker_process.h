@@ -36,6 +36,12 @@ class TrackerProcess {
   void Crash();  // SIGKILL, wait: no clean shutdown
   bool running() const { return pid_ > 0; }
 
+  // The admin token the tracker made at its first start (DIR/tracker.db.token,
+  // the default --generated-token-file); empty when there is none.
+  std::string admin_token() const;
+  // "Authorization: Bearer <admin_token()>\r\n", for HttpPut's extra headers.
+  std::string AuthHeader() const { return "Authorization: Bearer " + admin_token() + "\r\n"; }
+
   std::uint16_t port() const { return port_; }
   const std::string& host() const { return host_; }
   const std::string& dir() const { return dir_; }
