@@ -92,14 +92,17 @@ Result<TrackerUrl, std::string> ParseTrackerUrl(std::string_view url) {
 }
 
 std::string ToString(const RegistryError& e) {
+  if (e.http_status == 401) {
+    return "tracker: HTTP 401: " + e.message +
+           " (give the tracker's token: --token-file FILE, --token or $SWARMCAST_TOKEN)";
+  }
   if (e.http_status != 0)
     return "tracker: HTTP " + std::to_string(e.http_status) + ": " + e.message;
   return "tracker: " + e.message;
 }
 
-RegistryClient::RegistryClient(TrackerUrl url, std::chrono::milliseconds timeout,
-                               std::string admin_token)
-    : url_(std::move(url)), timeout_(timeout), admin_token_(std::move(admin_token)) {}
+RegistryClient::RegistryClient(TrackerUrl url, std::chrono::milliseconds timeout, std::string token)
+    : url_(std::move(url)), timeout_(timeout), token_(std::move(token)) {}
 
 Result<RegistryClient::Response, RegistryError> RegistryClient::Request(const std::string& method,
                                                                         const std::string& target,
@@ -110,12 +113,14 @@ Result<RegistryClient::Response, RegistryError> RegistryClient::Request(const st
   asio::io_context ioc;
   beast::tcp_stream stream(ioc);
   asio::ip::tcp::resolver resolver(ioc);
-  http::request<http::string_body> req{method == "PUT" ? http::verb::put : http::verb::get,
-                                       url_.base_path + target, 11};
+  const http::verb verb = method == "PUT"      ? http::verb::put
+                          : method == "DELETE" ? http::verb::delete_
+                                               : http::verb::get;
+  http::request<http::string_body> req{verb, url_.base_path + target, 11};
   req.set(http::field::host, url_.host + ":" + url_.port);
   req.set(http::field::user_agent, "swarmcast/0.1");
   req.set(http::field::connection, "close");
-  if (!admin_token_.empty()) req.set(http::field::authorization, "Bearer " + admin_token_);
+  if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
   if (method == "PUT") {
     req.set(http::field::content_type, "application/x-bittorrent");
     req.body() = body;
@@ -180,6 +185,7 @@ RegistryError StatusError(int status, const std::string& body) {
   RegistryError::Kind kind = RegistryError::Kind::kRejected;
   if (status == 404) kind = RegistryError::Kind::kNotFound;
   if (status == 409) kind = RegistryError::Kind::kConflict;
+  if (status == 401 || status == 403) kind = RegistryError::Kind::kDenied;
   return Err(kind, msg, status);
 }
 
@@ -206,6 +212,7 @@ Result<PublishResult, RegistryError> RegistryClient::Publish(const std::string& 
   out.created = r->status == 201;
   out.name = StrOrEmpty(*j, "name");
   out.info_hash = StrOrEmpty(*j, "info_hash");
+  out.previous = StrOrEmpty(*j, "previous");
   return out;
 }
 
@@ -225,6 +232,26 @@ SwarmInfo ToSwarmInfo(const Json& j) {
 }
 
 }  // namespace
+
+Result<bool, RegistryError> RegistryClient::IsPrivate() {
+  auto r = Request("GET", "/healthz", {}, kJsonLimit);
+  if (!r) return Unexpected(r.error());
+  if (r->status == 404) return false;
+  if (r->status != 200) return Unexpected(StatusError(r->status, r->body));
+  auto j = ParseObject(r->body);
+  if (!j) return Unexpected(j.error());
+  auto it = j->find("private");
+  return it != j->end() && it->is_boolean() && it->get<bool>();
+}
+
+Result<UnpublishResult, RegistryError> RegistryClient::Unpublish(const std::string& name) {
+  auto r = Request("DELETE", "/v1/swarms/" + EscapePath(name), {}, kJsonLimit);
+  if (!r) return Unexpected(r.error());
+  if (r->status != 200) return Unexpected(StatusError(r->status, r->body));
+  auto j = ParseObject(r->body);
+  if (!j) return Unexpected(j.error());
+  return UnpublishResult{StrOrEmpty(*j, "name"), StrOrEmpty(*j, "info_hash")};
+}
 
 Result<SwarmInfo, RegistryError> RegistryClient::GetSwarm(const std::string& key) {
   auto r = Get("/v1/swarms/" + EscapePath(key), kJsonLimit);

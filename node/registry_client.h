@@ -1,7 +1,9 @@
 // Client for swarmcast-tracker's swarm registry (HTTP/1.1, plain TCP):
-// publish a metainfo under a name, fetch it back by name or info-hash, and
-// read a swarm's completion view. Synchronous: every call finishes or fails
-// within the timeout given at construction, and every response is bounded
+// publish a metainfo under a name, fetch it back by name or info-hash, read
+// a swarm's completion view, and unpublish a name. The token, when given,
+// goes with every request as `Authorization: Bearer`: an admin token for
+// writes, an announce or admin token for a private tracker's reads. Synchronous: every call
+// finishes or fails within the timeout given at construction, and every response is bounded
 // (headers 16 KiB, body 16 MiB for a metainfo, 4 MiB for JSON).
 //
 // Not thread-safe; each call opens its own connection, so one client may be
@@ -35,7 +37,8 @@ struct RegistryError {
   enum class Kind {
     kUnreachable,  // connect/read failed or timed out
     kNotFound,     // 404
-    kConflict,     // 409: the name belongs to another info-hash
+    kConflict,     // 409: the info-hash is published under another name
+    kDenied,       // 401 (no or wrong token) or 403 (the name is another publisher's)
     kRejected,     // any other non-2xx status
     kBadResponse,  // a 2xx whose body we could not use
   };
@@ -45,9 +48,17 @@ struct RegistryError {
 };
 
 struct PublishResult {
-  bool created = false;  // 201 (false: 200, same info-hash published again)
+  bool created = false;  // 201 (false: 200, same info-hash again, or moved)
   std::string name;
   std::string info_hash;  // 40 hex
+  // The info-hash the name pointed at before, when this publish moved it
+  // (a rebuilt image); empty otherwise.
+  std::string previous;
+};
+
+struct UnpublishResult {
+  std::string name;
+  std::string info_hash;  // the swarm the name pointed at
 };
 
 struct SwarmInfo {
@@ -88,9 +99,15 @@ struct CompletionView {
 
 class RegistryClient {
  public:
-  RegistryClient(TrackerUrl url, std::chrono::milliseconds timeout, std::string admin_token = {});
+  RegistryClient(TrackerUrl url, std::chrono::milliseconds timeout, std::string token = {});
 
   const TrackerUrl& url() const { return url_; }
+  const std::string& token() const { return token_; }
+  // The same tracker and token with another timeout (the control thread's
+  // polls keep theirs short).
+  RegistryClient WithTimeout(std::chrono::milliseconds timeout) const {
+    return RegistryClient(url_, timeout, token_);
+  }
 
   // PUT /v1/swarms/{name}[?push=...] with the .torrent bytes.
   Result<PublishResult, RegistryError> Publish(const std::string& name,
@@ -104,6 +121,11 @@ class RegistryClient {
   Result<std::string, RegistryError> GetTorrent(const std::string& key);
   // GET /v1/swarms/{key}/completion.
   Result<CompletionView, RegistryError> GetCompletion(const std::string& key);
+  // GET /healthz: whether the tracker is private (announces need a token).
+  // A tracker without /healthz (older) is taken as not private.
+  Result<bool, RegistryError> IsPrivate();
+  // DELETE /v1/swarms/{name}: only the name's owner may.
+  Result<UnpublishResult, RegistryError> Unpublish(const std::string& name);
 
  private:
   struct Response {
@@ -117,7 +139,7 @@ class RegistryClient {
 
   TrackerUrl url_;
   std::chrono::milliseconds timeout_;
-  std::string admin_token_;
+  std::string token_;
 };
 
 std::string ToString(const RegistryError& e);

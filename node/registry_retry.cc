@@ -14,6 +14,7 @@ bool Retryable(const RegistryError& e, bool until_found) {
     case RegistryError::Kind::kNotFound:
       return until_found;
     case RegistryError::Kind::kConflict:
+    case RegistryError::Kind::kDenied:  // a token does not come right by waiting
       return false;
     case RegistryError::Kind::kRejected:
       return e.http_status == 408 || e.http_status == 429 || e.http_status >= 500;

@@ -191,7 +191,10 @@ class Transfer {
     // at start, and clearing only auto_managed leaves the torrent paused.
     atp.flags &= ~(lt::torrent_flags::paused | lt::torrent_flags::auto_managed);
     if (!IsGet() && o_.data_verified) atp.flags |= lt::torrent_flags::seed_mode;
-    if (!o_.announce_url.empty()) atp.trackers = {o_.announce_url};
+    if (!o_.announce_url.empty()) {
+      atp.trackers = {o_.announce_url +
+                      (o_.announce_token.empty() ? std::string() : "/" + o_.announce_token)};
+    }
     if (WireHeld()) {
       // Held back until the push subscription is in place (StartWire).
       for (const auto& t : atp.ti->trackers()) deferred_trackers_.push_back(t.url);
@@ -223,6 +226,16 @@ class Transfer {
   }
 
   bool WireHeld() const { return IsGet() && o_.wire_hold.count() > 0; }
+
+  // libtorrent's tracker alerts name the URL, announce token included.
+  std::string Redacted(std::string text) const {
+    const std::string& token = o_.announce_token;
+    if (token.empty()) return text;
+    for (std::size_t at; (at = text.find(token)) != std::string::npos;) {
+      text.replace(at, token.size(), "<token>");
+    }
+    return text;
+  }
 
   // Announces to the trackers and connects the --connect peers: at once,
   // or when the wire hold ends (release_wire, or its deadline on a tick).
@@ -323,12 +336,13 @@ class Transfer {
       // from a listen socket that cannot reach the tracker (loopback, a
       // second interface); the other sockets announce. Not the user's
       // problem, and it came at every announce.
+      const std::string line = "tracker: " + Redacted(p->message());
       if (p->error == lt::errors::announce_skipped) {
-        o_.log.Debug("tracker: " + p->message());
+        o_.log.Debug(line);
       } else if (tracker_errors_++ < 3) {
-        o_.log.Warning("tracker: " + p->message());
+        o_.log.Warning(line);
       } else {
-        o_.log.Debug("tracker: " + p->message());
+        o_.log.Debug(line);
       }
     }
   }

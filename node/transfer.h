@@ -91,6 +91,10 @@ struct TransferOptions {
   std::filesystem::path dir;
   bool data_verified = false;  // seed: the content was just hashed
   std::string announce_url;    // the swarm's tracker
+  // Private swarms: announces go to announce_url + "/" + this token (the
+  // tracker's /announce/TOKEN form; a BitTorrent client can send no
+  // header). Kept out of every log line. Empty: none.
+  std::string announce_token;
   // Also use the trackers and web seeds the metainfo lists. Off: only
   // announce_url, so a published torrent cannot point every node's
   // requests elsewhere (--allow-torrent-urls).

@@ -72,9 +72,11 @@ void Router::Dispatch(HttpRequest request, std::function<void(HttpReply)> respon
                             request.authorization, request.remote.to_string(), std::move(counted));
   }
   if (path == "/healthz") {
-    // Liveness only: open in every mode, and it tells nothing about swarms.
+    // Liveness: open in every mode, and it tells nothing about swarms;
+    // `private` tells a node whether its announces must carry its token.
     if (!get) return respond(JsonError(405, "method not allowed"));
-    return respond(JsonReply(200, Json{{"status", "ok"}}));
+    return respond(
+        JsonReply(200, Json{{"status", "ok"}, {"private", registry_.access().private_reads()}}));
   }
   if (path == "/metrics") {
     if (!get) return respond(JsonError(405, "method not allowed"));

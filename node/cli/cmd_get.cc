@@ -202,13 +202,14 @@ int RunGet(int argc, char** argv) {
   t.expected_info_hash = info_hash;
   t.dir = dir;
   t.announce_url = client->url().AnnounceUrl();
+  t.announce_token = AnnounceToken(*client, log);
   t.torrent_urls = torrent_urls;
   t.net = *netopts;
   t.peers = std::move(*peers);
   t.linger = linger_for;
   t.stall_timeout = *stall_for;
   // The poll runs on the control thread: keep its timeout short.
-  RegistryClient poller(client->url(), std::chrono::seconds(2));
+  RegistryClient poller = client->WithTimeout(std::chrono::seconds(2));
   t.swarm_complete = [&poller, info_hash] {
     auto view = poller.GetCompletion(info_hash);
     return view && view->AllDone();

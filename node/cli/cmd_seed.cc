@@ -47,8 +47,11 @@ int RunSeed(int argc, char** argv) {
           ParseArgs(argc, argv, d, pos, "swarmcast seed PATH --tracker URL [--name NAME] [OPTIONS]",
                     "Hashes PATH into a metainfo (v1, or hybrid with --hybrid), publishes it to\n"
                     "the tracker's registry under NAME, and seeds it until interrupted (or\n"
-                    "until --stop-after-copies is met). Publishing the same content under\n"
-                    "the same name again is fine; another content under a taken name fails.",
+                    "until --stop-after-copies is met). Publishing needs the tracker's admin\n"
+                    "token (--token-file, --token or $SWARMCAST_TOKEN). Publishing the same\n"
+                    "content under the same name again is fine; new content under a name\n"
+                    "you published moves the name to it (the old swarm stays fetchable by\n"
+                    "info-hash while seeded); another publisher's name is refused.",
                     vm)) {
     return *code;
   }
@@ -183,6 +186,7 @@ int RunSeed(int argc, char** argv) {
   }
   log.Info(std::string(published->created ? "published " : "re-published ") + summary->name +
            " as '" + name + "' (" + published->info_hash + ") at " + client->url().ToString() +
+           (published->previous.empty() ? "" : "; the name moved from " + published->previous) +
            "; seeding on " + net.listen +
            (push->endpoint.empty() ? std::string() : "; push on " + push->endpoint));
 
@@ -193,11 +197,12 @@ int RunSeed(int argc, char** argv) {
   t.dir = content.parent_path();
   t.data_verified = verified;
   t.announce_url = client->url().AnnounceUrl();
+  t.announce_token = AnnounceToken(*client, log);
   t.net = *netopts;
   t.peers = std::move(*peers);
   t.stop_after_copies = stop_after_copies;
   // Polled on the control thread: a short timeout.
-  RegistryClient poller(client->url(), std::chrono::seconds(2));
+  RegistryClient poller = client->WithTimeout(std::chrono::seconds(2));
   t.copies_made = [&poller, completed_before, info_hash]() -> std::int64_t {
     auto swarm = poller.GetSwarm(info_hash);
     return swarm ? swarm->completed - completed_before : 0;
@@ -225,6 +230,8 @@ int RunSeed(int argc, char** argv) {
   nlohmann::json j = ReportJson(*report);
   j["registry_name"] = name;
   j["published"] = published->created ? "created" : "republished";
+  j["previous"] =
+      published->previous.empty() ? nlohmann::json() : nlohmann::json(published->previous);
   j["push"] = SeedPushJson(*push);
   Output().SetResult(std::move(j));
   return kExitOk;

@@ -9,5 +9,6 @@ int RunSeed(int argc, char** argv);
 int RunGet(int argc, char** argv);
 int RunStatus(int argc, char** argv);
 int RunLs(int argc, char** argv);
+int RunUnpublish(int argc, char** argv);
 
 }  // namespace swarmcast::node::cli

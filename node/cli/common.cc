@@ -7,7 +7,9 @@
 #include <iostream>
 
 #include "node/cli/json_output.h"
+#include "node/file_io.h"
 #include "node/units.h"
+#include "proto/token_text.h"
 
 namespace swarmcast::node::cli {
 
@@ -16,7 +18,8 @@ const char kExitCodesHelp[] =
     "  0  success\n"
     "  1  unexpected internal failure\n"
     "  2  bad command line\n"
-    "  3  tracker unreachable or refused (swarm not found, name taken, bad token)\n"
+    "  3  tracker unreachable or refused (swarm not found, name taken or another\n"
+    "     publisher's, missing or wrong token)\n"
     "  4  metainfo refused (unsafe file names, limits, info-hash mismatch)\n"
     "  5  storage error (target exists, disk full, read-only, I/O error)\n"
     "  6  interrupted (SIGINT/SIGTERM) before the download completed\n"
@@ -49,7 +52,13 @@ void AddNetworkOptions(po::options_description& d, NetworkFlags& f) {
 
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {
   d.add_options()("tracker", po::value(&f.tracker), "tracker base URL, e.g. http://10.0.0.1:6969")(
-      "token", po::value(&f.token), "admin token for publishing (default: $SWARMCAST_TOKEN)")(
+      "token", po::value(&f.token),
+      "the tracker's token: an admin token to publish or unpublish, an announce or admin "
+      "token for a private tracker (default: $SWARMCAST_TOKEN); visible in `ps`, prefer "
+      "--token-file")(
+      "token-file", po::value(&f.token_file),
+      "read the token from this file (one token; blank lines and # comments skipped), e.g. "
+      "the tracker's own DB.token on the tracker's host")(
       "timeout", po::value(&f.timeout)->default_value(f.timeout), "per-request tracker timeout")(
       "tracker-retry", po::value(&f.retry_for)->default_value(f.retry_for),
       "keep retrying a tracker that is unreachable, times out or is busy for this long, with "
@@ -132,7 +141,23 @@ std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const prot
     log.Error(timeout ? "--timeout must be above 0" : timeout.error());
     return std::nullopt;
   }
+  if (!f.token.empty() && !f.token_file.empty()) {
+    log.Error("give --token or --token-file, not both");
+    return std::nullopt;
+  }
   std::string token = f.token;
+  if (!f.token_file.empty()) {
+    auto text = ReadFileBounded(f.token_file, proto::kMaxTokenFileBytes);
+    auto tokens = text ? proto::ParseTokenText(*text)
+                       : Result<std::vector<std::string>, std::string>(Unexpected(text.error()));
+    if (!tokens || tokens->size() != 1) {
+      log.Error("--token-file " + f.token_file + ": " +
+                (tokens ? "holds " + std::to_string(tokens->size()) + " tokens; want one"
+                        : tokens.error()));
+      return std::nullopt;
+    }
+    token = tokens->front();
+  }
   if (token.empty()) {
     if (const char* env = std::getenv("SWARMCAST_TOKEN")) token = env;
   }
@@ -148,6 +173,20 @@ std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Log
   RetryPolicy p;
   p.retry_for = *retry_for;
   return p;
+}
+
+std::string AnnounceToken(RegistryClient& client, const proto::Logger& log) {
+  if (client.token().empty()) return {};
+  auto priv = client.IsPrivate();
+  if (!priv || !*priv) return {};
+  // The tracker reads it from /announce/TOKEN, undecoded.
+  if (client.token().find_first_of("/?&%# \t") != std::string::npos) {
+    log.Warning(
+        "the token cannot go in an announce URL (it holds / ? & % # or a blank): "
+        "announces to this private tracker will be refused");
+    return {};
+  }
+  return client.token();
 }
 
 ProgressMode ChooseProgressMode(const CommonFlags& f) {

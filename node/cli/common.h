@@ -56,10 +56,11 @@ struct NetworkFlags {
 };
 void AddNetworkOptions(po::options_description& d, NetworkFlags& f);
 
-// --tracker, --token, --timeout, --tracker-retry.
+// --tracker, --token, --token-file, --timeout, --tracker-retry.
 struct TrackerFlags {
   std::string tracker;
   std::string token;
+  std::string token_file;
   std::string timeout = "10s";
   std::string retry_for = "5m";
 };
@@ -76,9 +77,15 @@ std::optional<int> ParseArgs(int argc, char** argv, const po::options_descriptio
 std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f, const proto::Logger& log);
 std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& f,
                                                             const proto::Logger& log);
+// The client carries the token of --token, else of --token-file (the
+// tracker's token file format, exactly one token), else $SWARMCAST_TOKEN.
 std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const proto::Logger& log);
 // --tracker-retry as a policy; nullopt after printing why.
 std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Logger& log);
+// What a seed's or get's announces carry: the client's token when the
+// tracker is private (it asks /healthz), else nothing, so a token is not
+// put in URLs that do not need it.
+std::string AnnounceToken(RegistryClient& client, const proto::Logger& log);
 ProgressMode ChooseProgressMode(const CommonFlags& f);
 std::chrono::milliseconds ProgressInterval(const CommonFlags& f);
 

@@ -26,6 +26,7 @@ constexpr char kHelp[] =
     "  status [--tracker URL NAME] [--watch]  this machine's transfers, or a\n"
     "                                         swarm's completion at the tracker\n"
     "  ls --tracker URL                       the swarms the tracker publishes\n"
+    "  unpublish NAME --tracker URL           remove a name you published\n"
     "\n"
     "`swarmcast COMMAND --help` explains each command's options. Every command\n"
     "takes --json (one JSON object on stdout) and shows progress on stderr: a\n"
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
     if (cmd == "get") return Output().Finish(RunGet(argc - 1, argv + 1));
     if (cmd == "status") return Output().Finish(RunStatus(argc - 1, argv + 1));
     if (cmd == "ls") return Output().Finish(RunLs(argc - 1, argv + 1));
+    if (cmd == "unpublish") return Output().Finish(RunUnpublish(argc - 1, argv + 1));
   } catch (const std::exception& e) {
     log.Error(std::string("internal error: ") + e.what());
     return Output().Finish(kExitFailure);
