@@ -13,7 +13,9 @@ namespace swarmcast::node {
 
 // Writes `bytes` to a temporary file beside `path` and renames it over
 // `path`, so a reader (or a restart after SIGKILL) sees the old or the new
-// content, never a torn one. No fsync: it guards against process death,
+// content, never a torn one. The temporary file has a random name and is
+// created with O_EXCL|O_NOFOLLOW, so nothing planted in the directory (a
+// symlink at a guessed name) can redirect the write. No fsync: it guards against process death,
 // which is what resume data and status files need, not power loss.
 std::error_code WriteFileAtomically(const std::filesystem::path& path, std::string_view bytes);
 
