@@ -142,13 +142,19 @@ bool SameContent(const fs::path& a, const fs::path& b) {
 std::string SwarmcastBin() { return SWARMCAST_BIN; }
 std::string TrackerBin() { return SWARMCAST_TRACKER_BIN; }
 
-RunningTracker StartTracker(const fs::path& dir) {
+std::string ReadToken(const fs::path& token_file) {
+  std::string text = ReadAll(token_file);
+  return text.substr(0, text.find('\n'));
+}
+
+RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra) {
   RunningTracker t;
-  t.child = std::make_unique<Child>(
-      std::vector<std::string>{TrackerBin(), "--listen", "127.0.0.1:0", "--db",
-                               (dir / "tracker.db").string(), "--no-udp", "--interval", "5",
-                               "--threads", "1", "--json"},
-      dir / "tracker");
+  std::vector<std::string> argv = {
+      TrackerBin(), "--listen",   "127.0.0.1:0", "--db",      (dir / "tracker.db").string(),
+      "--no-udp",   "--interval", "5",           "--threads", "1",
+      "--json"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  t.child = std::make_unique<Child>(std::move(argv), dir / "tracker");
   // Its first line says where it listens: {"event":"listening","addresses":["127.0.0.1:P"],...}
   const bool listening = WaitUntil(std::chrono::seconds(20), [&] {
     auto j = t.child->JsonOut();
@@ -179,6 +185,7 @@ void LocalSwarmTest::SetUp() {
   tracker_ = std::move(t.child);
   port_ = t.port;
   url_ = "http://127.0.0.1:" + std::to_string(port_);
+  token_file_ = dir_->path() / "tracker.db.token";
 }
 
 fs::path LocalSwarmTest::Dir(const std::string& sub) {
@@ -189,7 +196,8 @@ fs::path LocalSwarmTest::Dir(const std::string& sub) {
 
 std::vector<std::string> LocalSwarmTest::Env() {
   return {"SWARMCAST_STATE_DIR=" + Dir("state").string(),
-          "SWARMCAST_CACHE_DIR=" + Dir("cache").string()};
+          "SWARMCAST_CACHE_DIR=" + Dir("cache").string(),
+          "SWARMCAST_TOKEN=" + ReadToken(token_file_)};
 }
 
 std::unique_ptr<Child> LocalSwarmTest::Run(const std::string& log, std::vector<std::string> args) {

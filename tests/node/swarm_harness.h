@@ -71,7 +71,9 @@ struct RunningTracker {
   std::unique_ptr<Child> child;
   int port = 0;
 };
-RunningTracker StartTracker(const fs::path& dir);
+RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra = {});
+// The first line of a token file (the tracker's made token).
+std::string ReadToken(const fs::path& token_file);
 
 using swarmcast::testing::WaitUntil;
 
@@ -92,7 +94,9 @@ class LocalSwarmTest : public ::testing::Test {
 
   // A subdirectory of the scratch directory, created.
   fs::path Dir(const std::string& sub);
-  // Every swarmcast process keeps its state files and hash cache here.
+  // Every swarmcast process keeps its state files and hash cache here, and
+  // has the tracker's admin token (as $SWARMCAST_TOKEN), which publishing
+  // needs: the tracker made it at start in token_file_.
   std::vector<std::string> Env();
   // Starts `swarmcast args...`, logging to <scratch>/<log>.out and .err.
   std::unique_ptr<Child> Run(const std::string& log, std::vector<std::string> args);
@@ -101,6 +105,7 @@ class LocalSwarmTest : public ::testing::Test {
   int port_ = 0;
   std::unique_ptr<Child> tracker_;
   std::string url_;
+  fs::path token_file_;  // <scratch>/tracker.db.token
 };
 
 }  // namespace swarmcast::node::testing
