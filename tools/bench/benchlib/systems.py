@@ -291,7 +291,11 @@ class Swarmcast(System):
             "--db", os.path.join(ctx.work, "tracker.db")])
         if not wait_until(lambda: scrape_complete(ctx, "00" * 20) is not None, 10, 0.05):
             raise SetupError("swarmcast-tracker does not answer")
+        # Publishing needs the admin token the tracker made beside its
+        # database at start; the seed shares its file system.
+        token_file = os.path.join(ctx.work, "tracker.db.token")
         argv = [exe, "seed", ctx.src, "--tracker", ctx.tracker_url, "--name", "bench",
+                "--token-file", token_file,
                 "--listen", f"{ctx.seed_ip}:{PEER_PORT}", "--progress-interval", "1s", "--json"]
         if self.push is not None:
             argv += push_flags(self.push, ctx)
