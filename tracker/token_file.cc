@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "proto/hex.h"
 #include "proto/token_text.h"
@@ -88,12 +87,12 @@ Result<bool, std::string> CreateTokenFile(const std::string& path) {
 }  // namespace
 
 Result<std::vector<std::string>, std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Unexpected("cannot read token file " + path);
-  std::string text(proto::kMaxTokenFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  auto tokens = proto::ParseTokenText(text);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Unexpected(Errno("cannot read token file " + path));
+  auto text = ReadBounded(fd, path);
+  ::close(fd);
+  if (!text) return Unexpected(text.error());
+  auto tokens = proto::ParseTokenText(*text);
   if (!tokens) return Unexpected("token file " + path + " " + tokens.error());
   return tokens;
 }
