@@ -25,6 +25,10 @@ TEST(CommandLine, DefaultsWork) {
   EXPECT_EQ(cl->config.state.expire_after, 360);
   EXPECT_EQ(cl->config.state.db_refresh, 60);
   EXPECT_TRUE(cl->config.udp);
+  // Registry writes need a credential: none given, the tracker makes one.
+  EXPECT_TRUE(cl->config.admin_tokens.empty());
+  EXPECT_FALSE(cl->config.open_registry);
+  EXPECT_EQ(cl->config.generated_token_file, "swarmcast-tracker.db.token");
 }
 
 TEST(CommandLine, HelpExplainsEveryOption) {
@@ -32,7 +36,8 @@ TEST(CommandLine, HelpExplainsEveryOption) {
   ASSERT_TRUE(cl.ok());
   EXPECT_TRUE(cl->exit_now);
   for (const char* opt : {"--listen", "--db", "--interval", "--announce-token", "--admin-token",
-                          "--max-peers", "--batch-ms", "--db-refresh", "--trust-ip-param"}) {
+                          "--max-peers", "--batch-ms", "--db-refresh", "--trust-ip-param",
+                          "--open-registry", "--generated-token-file"}) {
     EXPECT_NE(cl->text.find(opt), std::string::npos) << opt;
   }
 }
@@ -63,6 +68,22 @@ struct TokenFile {
   std::string path;
   static inline int counter = 0;
 };
+
+TEST(CommandLine, PublishersAndTheOpenRegistry) {
+  TokenFile alice("alice\n"), bob("# bob's\nbob\n");
+  auto cl = Parse({"--db", "/var/lib/t.db", "--admin-token-file", alice.path.c_str(),
+                   "--admin-token-file", bob.path.c_str(), "--open-registry"});
+  ASSERT_TRUE(cl.ok()) << cl.error();
+  EXPECT_EQ(cl->config.admin_tokens, (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_TRUE(cl->config.open_registry);
+  EXPECT_EQ(cl->config.generated_token_file, "/var/lib/t.db.token");
+  auto own =
+      Parse({"--generated-token-file", "/run/t.token", "--admin-token", "a", "--admin-token", "b"});
+  ASSERT_TRUE(own.ok()) << own.error();
+  EXPECT_EQ(own->config.generated_token_file, "/run/t.token");
+  EXPECT_EQ(own->config.admin_tokens.size(), 2u);
+  EXPECT_FALSE(Parse({"--admin-token", "has blank"}).ok());
+}
 
 TEST(CommandLine, TokensComeFromFiles) {
   TokenFile admin("  s3cret \n");
