@@ -35,8 +35,10 @@ int RunUnpublish(int argc, char** argv) {
     return kExitUsage;
   }
   auto client = ToRegistryClient(trk, log);
-  if (!client) return kExitUsage;
-  auto removed = client->Unpublish(name);
+  auto retry = ToRetryPolicy(trk, log);
+  if (!client || !retry) return kExitUsage;
+  // A retry after a reply lost on the way gets 404: the name is gone either way.
+  auto removed = WithRetries(*retry, log, "tracker", [&] { return client->Unpublish(name); });
   if (!removed) {
     log.Error(ToString(removed.error()));
     // The --json contract adds {"error": {code, kind, message}}; the HTTP

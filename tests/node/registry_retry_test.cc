@@ -18,6 +18,8 @@ TEST(RegistryRetryTest, RetriesWhatABusyTrackerDoesAndNotRefusals) {
   EXPECT_TRUE(Retryable({.kind = Kind::kRejected, .http_status = 408}, false));
   EXPECT_FALSE(Retryable({.kind = Kind::kRejected, .http_status = 401}, false));
   EXPECT_FALSE(Retryable({.kind = Kind::kRejected, .http_status = 403}, false));
+  EXPECT_FALSE(Retryable({.kind = Kind::kDenied, .http_status = 401}, true));
+  EXPECT_FALSE(Retryable({.kind = Kind::kDenied, .http_status = 403}, true));
   EXPECT_FALSE(Retryable({.kind = Kind::kRejected, .http_status = 400}, true));
   EXPECT_FALSE(Retryable({.kind = Kind::kConflict, .http_status = 409}, true));
   EXPECT_FALSE(Retryable({.kind = Kind::kNotFound, .http_status = 404}, false));
