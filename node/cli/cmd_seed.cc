@@ -171,6 +171,10 @@ int RunSeed(int argc, char** argv) {
     auto known = WithRetries(*retry, log, "tracker", [&] { return client->GetSwarm(info_hash); });
     if (known) completed_before = known->completed;
   }
+  // Asked before publishing: once the "published" line is out, a caller
+  // may stop the seed at once, and nothing should stand between that line
+  // and the transfer's signal handling.
+  const std::string announce_token = AnnounceToken(*client, log);
   // A PUT of the same content under the same name is idempotent: safe to
   // repeat after a reply that was lost.
   auto published = WithRetries(
@@ -197,7 +201,7 @@ int RunSeed(int argc, char** argv) {
   t.dir = content.parent_path();
   t.data_verified = verified;
   t.announce_url = client->url().AnnounceUrl();
-  t.announce_token = AnnounceToken(*client, log);
+  t.announce_token = announce_token;
   t.net = *netopts;
   t.peers = std::move(*peers);
   t.stop_after_copies = stop_after_copies;
