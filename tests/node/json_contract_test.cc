@@ -105,11 +105,14 @@ TEST_F(JsonContractTest, GetAndSeedAndStatusEachPrintOneObject) {
 
   // --watch redraws the completion view until stopped.
   auto watch = Run("watch", {"status", "--tracker", url_, "image", "--watch", "200ms"});
-  ASSERT_TRUE(WaitUntil(30s, [&] {
-    const std::string out = watch->Stdout();
-    const auto first = out.find("every 200ms");
-    return first != std::string::npos && out.find("every 200ms", first + 1) != std::string::npos;
-  })) << watch->Stdout() << watch->Stderr();
+  ASSERT_TRUE(WaitUntil(30s,
+                        [&] {
+                          const std::string out = watch->Stdout();
+                          const auto first = out.find("every 200ms");
+                          return first != std::string::npos &&
+                                 out.find("every 200ms", first + 1) != std::string::npos;
+                        }))
+      << watch->Stdout() << watch->Stderr();
   EXPECT_NE(watch->Stdout().find("every peer is done"), std::string::npos) << watch->Stdout();
   watch->Signal(SIGTERM);
   watch->Wait(20s);
@@ -121,6 +124,17 @@ TEST_F(JsonContractTest, GetAndSeedAndStatusEachPrintOneObject) {
   auto [local_rc, local] = RunToEnd({"status", "--json"});
   EXPECT_EQ(local_rc, 0);
   EXPECT_TRUE(local["transfers"].is_array()) << local.dump();
+
+  // unpublish (with the harness's token): the name goes, and a second try
+  // says why it failed, with the tracker's status.
+  auto [gone_rc, gone] = RunToEnd({"unpublish", "image", "--tracker", url_, "--json"});
+  EXPECT_EQ(gone_rc, 0);
+  EXPECT_EQ(gone["deleted"], true) << gone.dump();
+  EXPECT_EQ(gone["info_hash"], info_hash);
+  auto [again_rc, again] = RunToEnd({"unpublish", "image", "--tracker", url_, "--json"});
+  EXPECT_EQ(again_rc, 3);
+  ExpectError(again, 3, "tracker", "unknown name");
+  EXPECT_EQ(again["http_status"], 404) << again.dump();
 
   seed->Signal(SIGTERM);
   ASSERT_EQ(seed->Wait(20s), 0) << seed->Stderr();
