@@ -126,23 +126,24 @@ int RunStatus(int argc, char** argv) {
   po::variables_map vm;
   if (auto code =
           ParseArgs(argc, argv, d, pos, "swarmcast status [--tracker URL NAME|INFOHASH] [--json]",
-                    "Without --tracker: the seeds and downloads running on this machine\n"
+                    "Without NAME: the seeds and downloads running on this machine\n"
                     "(from the status files in $SWARMCAST_STATE_DIR, else\n"
                     "$XDG_RUNTIME_DIR/swarmcast, else /tmp/swarmcast-UID).\n"
-                    "With --tracker URL NAME: the swarm's completion as the tracker sees it:\n"
-                    "how many peers are done, still running or stale, and the stragglers.",
+                    "With NAME: the swarm's completion as the tracker (--tracker, or the\n"
+                    "configured one) sees it: how many peers are done, still running or\n"
+                    "stale, and the stragglers.",
                     vm)) {
     return *code;
   }
   const proto::Logger log = MakeLogger(common);
+  // By NAME, not by --tracker: on a node whose config file names the
+  // tracker, a bare `status` still lists this machine's transfers.
+  if (key.empty()) return LocalStatus(common, log);
   if (trk.tracker.empty()) {
-    if (!key.empty()) {
-      log.Error("a swarm name needs --tracker URL");
-      return kExitUsage;
-    }
-    return LocalStatus(common, log);
+    log.Error("a swarm name needs --tracker URL");
+    return kExitUsage;
   }
-  if (key.empty() || (!proto::IsValidSwarmName(key) && !proto::IsInfoHashHex(key))) {
+  if (!proto::IsValidSwarmName(key) && !proto::IsInfoHashHex(key)) {
     log.Error("status --tracker wants a swarm name or 40-hex info-hash");
     return kExitUsage;
   }

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "node/cli/json_output.h"
+#include "node/cli/node_config.h"
 #include "node/file_io.h"
 #include "node/units.h"
 #include "proto/token_text.h"
@@ -51,7 +52,9 @@ void AddNetworkOptions(po::options_description& d, NetworkFlags& f) {
 }
 
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {
-  d.add_options()("tracker", po::value(&f.tracker), "tracker base URL, e.g. http://10.0.0.1:6969")(
+  d.add_options()("tracker", po::value(&f.tracker),
+                  "tracker base URL, e.g. http://10.0.0.1:6969 (default: $SWARMCAST_TRACKER, "
+                  "then the config file)")(
       "token", po::value(&f.token),
       "the tracker's token: an admin token to publish or unpublish, an announce or admin "
       "token for a private tracker (default: $SWARMCAST_TOKEN); visible in `ps`, prefer "
@@ -72,8 +75,18 @@ std::optional<int> ParseArgs(int argc, char** argv, const po::options_descriptio
   try {
     po::store(po::command_line_parser(argc, argv).options(d).positional(pos).run(), vm);
     if (vm.count("help")) {
-      std::cout << "Usage: " << usage << "\n\n" << about << "\n\n" << d << "\n" << kExitCodesHelp;
+      std::cout << "Usage: " << usage << "\n\n"
+                << about << "\n\n"
+                << d << "\n"
+                << kConfigHelp << "\n"
+                << kExitCodesHelp;
       return kExitOk;
+    }
+    // After --help, so that a broken config file does not hide the help.
+    if (auto why = StoreEnvironmentAndConfig(argv[0], d, vm)) {
+      Output().NoteError(*why);
+      std::cerr << "swarmcast: " << *why << "\n";
+      return kExitUsage;
     }
     po::notify(vm);
   } catch (const po::error& e) {
@@ -157,9 +170,6 @@ std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const prot
       return std::nullopt;
     }
     token = tokens->front();
-  }
-  if (token.empty()) {
-    if (const char* env = std::getenv("SWARMCAST_TOKEN")) token = env;
   }
   return RegistryClient(*url, *timeout, token);
 }

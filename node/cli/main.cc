@@ -9,6 +9,7 @@
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
 #include "node/cli/json_output.h"
+#include "node/cli/node_config.h"
 
 namespace {
 
@@ -19,14 +20,21 @@ constexpr char kHelp[] =
     "node downloads with BitTorrent and serves what it has to the others, so\n"
     "the seed's uplink carries each piece about once.\n"
     "\n"
+    // One command per line and its summary on the next: the man pages
+    // (packaging/make-man-pages) and the bash completion read this list.
     "Commands:\n"
-    "  create PATH -o FILE.torrent            hash PATH into a metainfo file\n"
-    "  seed PATH --tracker URL [--name NAME]  hash, publish to the tracker, seed\n"
-    "  get NAME|INFOHASH --tracker URL -o DIR download, verify, then serve others\n"
-    "  status [--tracker URL NAME] [--watch]  this machine's transfers, or a\n"
-    "                                         swarm's completion at the tracker\n"
-    "  ls --tracker URL                       the swarms the tracker publishes\n"
-    "  unpublish NAME --tracker URL           remove a name you published\n"
+    "  create PATH -o FILE.torrent\n"
+    "      hash PATH into a metainfo file\n"
+    "  seed PATH --tracker URL [--name NAME]\n"
+    "      hash, publish to the tracker, seed\n"
+    "  get NAME|INFOHASH --tracker URL -o DIR\n"
+    "      download, verify, then serve others\n"
+    "  status [--tracker URL NAME] [--watch]\n"
+    "      this machine's transfers, or a swarm's completion at the tracker\n"
+    "  ls --tracker URL\n"
+    "      the swarms the tracker publishes\n"
+    "  unpublish NAME --tracker URL\n"
+    "      remove a name you published\n"
     "\n"
     "`swarmcast COMMAND --help` explains each command's options. Every command\n"
     "takes --json (one JSON object on stdout) and shows progress on stderr: a\n"
@@ -41,11 +49,13 @@ int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") ||
       !std::strcmp(argv[1], "help")) {
     std::fputs(kHelp, argc < 2 ? stderr : stdout);
+    std::fputs(kConfigHelp, argc < 2 ? stderr : stdout);
+    std::fputs("\n", argc < 2 ? stderr : stdout);
     std::fputs(kExitCodesHelp, argc < 2 ? stderr : stdout);
     return argc < 2 ? kExitUsage : kExitOk;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    std::puts("swarmcast 0.1.0");
+    std::puts("swarmcast " SWARMCAST_VERSION);
     return kExitOk;
   }
   const std::string cmd = argv[1];
@@ -56,12 +66,9 @@ int main(int argc, char** argv) {
   }
   const swarmcast::proto::Logger log = MakeLogger(CommonFlags{});
   try {
-    if (cmd == "create") return Output().Finish(RunCreate(argc - 1, argv + 1));
-    if (cmd == "seed") return Output().Finish(RunSeed(argc - 1, argv + 1));
-    if (cmd == "get") return Output().Finish(RunGet(argc - 1, argv + 1));
-    if (cmd == "status") return Output().Finish(RunStatus(argc - 1, argv + 1));
-    if (cmd == "ls") return Output().Finish(RunLs(argc - 1, argv + 1));
-    if (cmd == "unpublish") return Output().Finish(RunUnpublish(argc - 1, argv + 1));
+    for (const Command& c : kCommands) {
+      if (cmd == c.name) return Output().Finish(c.run(argc - 1, argv + 1));
+    }
   } catch (const std::exception& e) {
     log.Error(std::string("internal error: ") + e.what());
     return Output().Finish(kExitFailure);

@@ -26,9 +26,10 @@ Child::Child(std::vector<std::string> argv, const fs::path& log_prefix,
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
   args.push_back(nullptr);
-  std::vector<std::string> envs;
+  // `env` first: getenv() returns the first match, so these replace what
+  // the test process inherited.
+  std::vector<std::string> envs = std::move(env);
   for (char** e = environ; *e; ++e) envs.emplace_back(*e);
-  for (auto& e : env) envs.push_back(e);
   std::vector<char*> envp;
   for (auto& e : envs) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -195,14 +196,18 @@ fs::path LocalSwarmTest::Dir(const std::string& sub) {
 }
 
 std::vector<std::string> LocalSwarmTest::Env() {
+  // No config file (not even this machine's /etc/swarmcast/swarmcast.conf)
+  // and no tracker from the caller; the test tracker's made token.
   return {"SWARMCAST_STATE_DIR=" + Dir("state").string(),
           "SWARMCAST_CACHE_DIR=" + Dir("cache").string(),
-          "SWARMCAST_TOKEN=" + ReadToken(token_file_)};
+          "SWARMCAST_CONFIG=", "SWARMCAST_TRACKER=", "SWARMCAST_TOKEN=" + ReadToken(token_file_)};
 }
 
-std::unique_ptr<Child> LocalSwarmTest::Run(const std::string& log, std::vector<std::string> args) {
+std::unique_ptr<Child> LocalSwarmTest::Run(const std::string& log, std::vector<std::string> args,
+                                           std::vector<std::string> env) {
   args.insert(args.begin(), SwarmcastBin());
-  return std::make_unique<Child>(std::move(args), dir_->path() / log, Env());
+  for (std::string& e : Env()) env.push_back(std::move(e));
+  return std::make_unique<Child>(std::move(args), dir_->path() / log, std::move(env));
 }
 
 }  // namespace swarmcast::node::testing

@@ -98,8 +98,10 @@ class LocalSwarmTest : public ::testing::Test {
   // has the tracker's admin token (as $SWARMCAST_TOKEN), which publishing
   // needs: the tracker made it at start in token_file_.
   std::vector<std::string> Env();
-  // Starts `swarmcast args...`, logging to <scratch>/<log>.out and .err.
-  std::unique_ptr<Child> Run(const std::string& log, std::vector<std::string> args);
+  // Starts `swarmcast args...`, logging to <scratch>/<log>.out and .err;
+  // `env` ("K=V") comes before (and so wins over) Env().
+  std::unique_ptr<Child> Run(const std::string& log, std::vector<std::string> args,
+                             std::vector<std::string> env = {});
 
   std::unique_ptr<TempDir> dir_;
   int port_ = 0;
