@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 #include <sstream>
 
+#include "config/config_file.h"
 #include "tracker/token_file.h"
 
 namespace swarmcast::tracker {
@@ -19,6 +20,7 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   std::string announce_token_file;
   std::int64_t db_refresh = -1;
   std::string log_level = "info";
+  bool no_udp = false;
   po::options_description desc(
       "swarmcast-tracker: BitTorrent tracker (HTTP and UDP announce/scrape) and swarm\n"
       "registry with its state in SQLite.\n\n"
@@ -26,13 +28,18 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   // clang-format off
   desc.add_options()
     ("help,h", "print this help and exit")
+    ("version", "print the version and exit")
+    ("config", po::value<std::string>(),
+     "read options from FILE: KEY = VALUE lines, a key being a long option without its "
+     "dashes (listen = 0.0.0.0:6969); the command line wins over the file. FILE must be "
+     "owned by this user or root and writable by nobody else; an unknown key is an error")
     ("listen", po::value(&c.listen)->composing(),
      "address to serve on, IPv4 `1.2.3.4:6969` or IPv6 `[::1]:6969`; HTTP (TCP) and UDP "
      "share the port number; port 0 picks a free one. Repeat for several. "
      "Default 0.0.0.0:6969")
     ("db", po::value(&c.db)->default_value(c.db), "SQLite database file (created if missing)")
     ("threads", po::value(&c.threads)->default_value(c.threads), "network threads")
-    ("no-udp", "serve HTTP only")
+    ("no-udp", po::bool_switch(&no_udp), "serve HTTP only")
     ("interval", po::value(&c.state.interval)->default_value(c.state.interval),
      "seconds between announces, as told to clients")
     ("min-interval", po::value(&c.min_interval)->default_value(c.min_interval),
@@ -54,8 +61,10 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
      "cap on peers in one swarm")
     ("max-peers", po::value(&c.state.max_peers)->default_value(c.state.max_peers),
      "cap on peers in all swarms together")
-    ("require-registered", "refuse announces for info-hashes not published in the registry")
-    ("trust-ip-param", "use the client's `ip` parameter as its address (only behind a "
+    ("require-registered", po::bool_switch(&c.state.require_registered),
+     "refuse announces for info-hashes not published in the registry")
+    ("trust-ip-param", po::bool_switch(&c.trust_ip_param),
+     "use the client's `ip` parameter as its address (only behind a "
      "trusted proxy or on a closed network)")
     ("announce-token", po::value(&c.announce_tokens)->composing(),
      "private mode: announces and scrapes must carry this token, as /announce/TOKEN or "
@@ -73,7 +82,7 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
      "where the tracker keeps the admin token it makes when none is given: created 0600 at "
      "first start, read back later (refused if a symlink, another user's, or readable by "
      "others). Default: the --db path + .token")
-    ("open-registry", "lab use: accept registry writes without a token (a name then belongs "
+    ("open-registry", po::bool_switch(&c.open_registry), "lab use: accept registry writes without a token (a name then belongs "
      "to the address that published it); logged as a warning at start")
     ("max-torrent-bytes", po::value(&max_torrent)->default_value(max_torrent),
      "largest .torrent accepted by the registry")
@@ -102,7 +111,7 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
      "seconds: a re-announce that changes only the time and byte counters is written to "
      "the database at most this often per peer (joins, leaves, events and progress always "
      "are); 0 writes every announce; default half the interval")
-    ("json", "print start-up and shutdown events as JSON lines")
+    ("json", po::bool_switch(&c.json), "print start-up and shutdown events as JSON lines")
     ("log-level", po::value(&log_level)->default_value(log_level),
      "stderr log: error, warning (what an operator must act on), info (start-up, "
      "publishes, refused writes, database failures) or debug (also refused HTTP announces)");
@@ -110,25 +119,37 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(argc, argv).options(desc).run(), vm);
+    if (vm.count("help") || vm.count("version")) {
+      std::ostringstream s;
+      if (vm.count("help")) {
+        s << desc << "\nRegistry API and protocol details: tracker/README.md\n";
+      } else {
+        s << "swarmcast-tracker " SWARMCAST_VERSION "\n";
+      }
+      cl.exit_now = true;
+      cl.text = s.str();
+      return cl;
+    }
+    if (vm.count("config")) {
+      const std::string path = vm["config"].as<std::string>();
+      auto resolve = [&](const std::string& key) -> Result<std::string, std::string> {
+        if (key != "help" && key != "version" && key != "config" &&
+            desc.find_nothrow(key, false) != nullptr) {
+          return key;
+        }
+        return Unexpected("unknown option '" + key + "' (see swarmcast-tracker --help)");
+      };
+      if (auto why = config::StoreConfigFile(path, desc, resolve, vm)) return Unexpected(*why);
+    }
     po::notify(vm);
   } catch (const po::error& e) {
     return Unexpected(std::string(e.what()) + " (see --help)");
   }
-  if (vm.count("help")) {
-    std::ostringstream s;
-    s << desc << "\nRegistry API and protocol details: tracker/README.md\n";
-    cl.exit_now = true;
-    cl.text = s.str();
-    return cl;
-  }
   if (c.listen.empty()) c.listen.push_back("0.0.0.0:6969");
-  c.udp = !vm.count("no-udp");
-  c.json = vm.count("json") > 0;
-  c.trust_ip_param = vm.count("trust-ip-param") > 0;
+  c.udp = !no_udp;
   auto level = proto::ParseLogLevel(log_level);
   if (!level) return Unexpected("--log-level: " + level.error());
   c.log_level = *level;
-  c.state.require_registered = vm.count("require-registered") > 0;
   if (c.threads < 1 || c.threads > 64) return Unexpected(std::string("--threads must be 1..64"));
   if (c.state.interval < 1 || c.state.interval > 86400) {
     return Unexpected(std::string("--interval must be 1..86400"));
@@ -171,7 +192,6 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
       return Unexpected(std::string("--admin-token must be non-empty without blanks"));
     }
   }
-  c.open_registry = vm.count("open-registry") > 0;
   if (c.generated_token_file.empty()) c.generated_token_file = c.db + ".token";
   for (const std::string& t : c.announce_tokens) {
     if (t.empty() || t.find_first_of("/?&%# ") != std::string::npos) {

@@ -1,6 +1,7 @@
 #include "tracker/config.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -125,6 +126,53 @@ TEST(CommandLine, OptionsReachTheConfig) {
   EXPECT_EQ(cl->config.announce_tokens.size(), 2u);
   EXPECT_FALSE(cl->config.udp);
   EXPECT_TRUE(cl->config.state.require_registered);
+}
+
+// --config FILE (config/config_file.h): the file's values are used, the
+// command line wins, an unknown key names file and line.
+TEST(CommandLine, ConfigFileSetsOptionsBelowTheCommandLine) {
+  TokenFile conf(
+      "# tracker.conf\nlisten = 127.0.0.1:7000\nlisten = [::1]:7000\ninterval = 60\n"
+      "db = /var/lib/swarmcast/tracker.db\nno-udp = false\nrequire-registered = true\n");
+  ::chmod(conf.path.c_str(), 0600);
+  auto cl = Parse({"--config", conf.path.c_str()});
+  ASSERT_TRUE(cl.ok()) << cl.error();
+  EXPECT_EQ(cl->config.listen, (std::vector<std::string>{"127.0.0.1:7000", "[::1]:7000"}));
+  EXPECT_EQ(cl->config.state.interval, 60);
+  EXPECT_EQ(cl->config.db, "/var/lib/swarmcast/tracker.db");
+  EXPECT_TRUE(cl->config.udp);
+  EXPECT_TRUE(cl->config.state.require_registered);
+
+  cl = Parse({"--config", conf.path.c_str(), "--listen", "127.0.0.1:0", "--interval", "30"});
+  ASSERT_TRUE(cl.ok()) << cl.error();
+  EXPECT_EQ(cl->config.listen, std::vector<std::string>{"127.0.0.1:0"});
+  EXPECT_EQ(cl->config.state.interval, 30);
+}
+
+TEST(CommandLine, ConfigFileErrorsNameFileAndLine) {
+  TokenFile typo("listen = 127.0.0.1:7000\nintervall = 60\n");
+  ::chmod(typo.path.c_str(), 0600);
+  auto cl = Parse({"--config", typo.path.c_str()});
+  ASSERT_FALSE(cl.ok());
+  EXPECT_NE(cl.error().find(typo.path + ":2: unknown option 'intervall'"), std::string::npos)
+      << cl.error();
+
+  TokenFile nested("config = /etc/other.conf\n");
+  ::chmod(nested.path.c_str(), 0600);
+  EXPECT_FALSE(Parse({"--config", nested.path.c_str()}).ok());
+
+  TokenFile open_to_all("listen = 127.0.0.1:7000\n");
+  ::chmod(open_to_all.path.c_str(), 0666);
+  cl = Parse({"--config", open_to_all.path.c_str()});
+  ASSERT_FALSE(cl.ok());
+  EXPECT_NE(cl.error().find("writable by group or others"), std::string::npos) << cl.error();
+}
+
+TEST(CommandLine, VersionIsTheProjectVersion) {
+  auto cl = Parse({"--version"});
+  ASSERT_TRUE(cl.ok());
+  EXPECT_TRUE(cl->exit_now);
+  EXPECT_EQ(cl->text, "swarmcast-tracker " SWARMCAST_VERSION "\n");
 }
 
 TEST(TokenSet, MatchesOnlyExactTokens) {
