@@ -66,12 +66,14 @@ Result<std::string, std::string> Resolve(const std::string& command,
 }  // namespace
 
 const char kConfigHelp[] =
-    "Configuration: options also come from the environment (SWARMCAST_TRACKER for\n"
-    "--tracker, SWARMCAST_TOKEN for --token) and from a config file,\n"
-    "$SWARMCAST_CONFIG or else /etc/swarmcast/swarmcast.conf (SWARMCAST_CONFIG=\n"
-    "reads none): KEY = VALUE lines, a key being a long option without its\n"
-    "dashes. At the top go the options the commands share (tracker, token,\n"
-    "timeout, tracker-retry, listen, connect, disk-io, max-download-rate,\n"
+    // No line may start with '-': bash completion (_parse_help) would take
+    // it for an option.
+    "Configuration: options also come from the environment (SWARMCAST_TRACKER\n"
+    "for --tracker, SWARMCAST_TOKEN for --token) and from a config file,\n"
+    "$SWARMCAST_CONFIG or else /etc/swarmcast/swarmcast.conf (an empty\n"
+    "SWARMCAST_CONFIG reads none): KEY = VALUE lines, a key being a long option\n"
+    "without its dashes. At the top go the options the commands share (tracker,\n"
+    "token, timeout, tracker-retry, listen, connect, disk-io, max-download-rate,\n"
     "max-upload-rate, progress-interval, quiet, verbose); under [create], [seed],\n"
     "[get] or [status] any option of that command. The command line wins over\n"
     "the environment, which wins over the file. The file must be owned by you\n"
