@@ -2,7 +2,7 @@
 PRESET ?= release
 JOBS ?= $(shell nproc)
 
-.PHONY: all deps build test demo fuzz format clean bench
+.PHONY: all deps build test demo fuzz format clean bench package
 
 all: build
 
@@ -17,6 +17,13 @@ build: deps
 # line is the last thing printed and its exit code is ours.
 test: build
 	ctest --preset $(PRESET) -j $(JOBS)
+
+# The Debian packages swarmcast, swarmcast-tracker and swarmfan-dkms in
+# build/packages/ (README.md, "Packages"). debhelper builds them from a
+# copy of the tree, so this needs no `make build` first; ctest -L package
+# builds, inspects and installs them.
+package: deps
+	packaging/build-debs --out $(CURDIR)/build/packages
 
 # A local swarm on 127.0.0.x: tracker, one seed, four peers, 256 MiB.
 demo: build
