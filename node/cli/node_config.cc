@@ -37,14 +37,26 @@ std::string Join(const std::set<std::string>& names) {
   return out;
 }
 
+// --token and --token-file are one setting spelt two ways: the one a
+// stronger source gave hides both in a weaker one.
+bool IsTokenOption(const std::string& name) { return name == "token" || name == "token-file"; }
+bool TokenAlreadySet(const po::variables_map& vm) {
+  for (const char* o : {"token", "token-file"}) {
+    if (vm.count(o) && !vm[o].defaulted()) return true;
+  }
+  return false;
+}
+
 Result<std::string, std::string> Resolve(const std::string& command,
-                                         const po::options_description& d, const std::string& key) {
+                                         const po::options_description& d,
+                                         const po::variables_map& vm, const std::string& key) {
   const auto dot = key.find('.');
   if (dot == std::string::npos) {
     if (!TopLevelKeys().count(key)) {
       return Unexpected("unknown option '" + key + "' (at the top: " + Join(TopLevelKeys()) +
                         "; a command's own options go under [COMMAND])");
     }
+    if (IsTokenOption(key) && TokenAlreadySet(vm)) return std::string();
     return d.find_nothrow(key, false) != nullptr ? key : std::string();
   }
   const std::string section = key.substr(0, dot), name = key.substr(dot + 1);
@@ -60,6 +72,7 @@ Result<std::string, std::string> Resolve(const std::string& command,
     return Unexpected("unknown option '" + name + "' in [" + section + "] (see swarmcast " +
                       section + " --help)");
   }
+  if (IsTokenOption(name) && TokenAlreadySet(vm)) return std::string();
   return name;
 }
 
@@ -73,11 +86,13 @@ const char kConfigHelp[] =
     "$SWARMCAST_CONFIG or else /etc/swarmcast/swarmcast.conf (an empty\n"
     "SWARMCAST_CONFIG reads none): KEY = VALUE lines, a key being a long option\n"
     "without its dashes. At the top go the options the commands share (tracker,\n"
-    "token, timeout, tracker-retry, listen, connect, disk-io, max-download-rate,\n"
-    "max-upload-rate, progress-interval, quiet, verbose); under [create], [seed],\n"
-    "[get] or [status] any option of that command. The command line wins over\n"
-    "the environment, which wins over the file. The file must be owned by you\n"
-    "or root and writable by nobody else; an unknown key is an error.\n";
+    "token, token-file, timeout, tracker-retry, listen, connect, disk-io,\n"
+    "max-download-rate, max-upload-rate, progress-interval, quiet, verbose);\n"
+    "under [COMMAND] (create, seed, get, ...) any option of that command. The\n"
+    "command line wins over the environment, which wins over the file (a token\n"
+    "or token file given higher up hides both lower down). The file must be\n"
+    "owned by you or root and writable by nobody else; an unknown key is an\n"
+    "error.\n";
 
 std::optional<std::string> StoreEnvironmentAndConfig(const std::string& command,
                                                      const po::options_description& d,
@@ -86,6 +101,7 @@ std::optional<std::string> StoreEnvironmentAndConfig(const std::string& command,
        {std::pair{"SWARMCAST_TRACKER", "tracker"}, std::pair{"SWARMCAST_TOKEN", "token"}}) {
     const char* value = std::getenv(var);
     if (value == nullptr || *value == '\0' || d.find_nothrow(option, false) == nullptr) continue;
+    if (IsTokenOption(option) && TokenAlreadySet(vm)) continue;
     if (auto why = config::StoreIfUnset(d, option, value, vm))
       return std::string(var) + ": " + *why;
   }
@@ -100,7 +116,7 @@ std::optional<std::string> StoreEnvironmentAndConfig(const std::string& command,
     if (!std::filesystem::exists(path, ec)) return std::nullopt;
   }
   return config::StoreConfigFile(
-      path, d, [&](const std::string& key) { return Resolve(command, d, key); }, vm);
+      path, d, [&](const std::string& key) { return Resolve(command, d, vm, key); }, vm);
 }
 
 }  // namespace swarmcast::node::cli

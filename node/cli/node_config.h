@@ -11,10 +11,12 @@
 //
 // Top-level keys are the shared options (AddTrackerOptions,
 // AddNetworkOptions, progress-interval, quiet, verbose), used by each
-// command that has them; `[create]`, `[seed]`, `[get]`, `[status]`
-// sections take any option of that command but help and json (--json is
-// the caller's choice of output, not the node's setting). Another
-// command's section is checked when that command runs. ParseArgs
+// command that has them; a section per command (kCommands: `[get]`,
+// `[seed]`, ...) takes any option of that command but help and json
+// (--json is the caller's choice of output, not the node's setting).
+// Another command's section is checked when that command runs. --token
+// and --token-file count as one setting: whichever a stronger source gave,
+// a weaker one's token and token file are both ignored. ParseArgs
 // (common.h) applies all of this for every command.
 #pragma once
 

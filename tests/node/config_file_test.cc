@@ -79,6 +79,32 @@ TEST_F(NodeConfigTest, CommandLineBeatsEnvironmentBeatsFile) {
   EXPECT_TRUE(AskedTestTracker(both)) << "--tracker lost to the environment: " << both.dump();
 }
 
+// --token and --token-file are one setting: the source that gives either
+// hides both in weaker ones (no "not both" error across sources). An
+// unpublish of an unknown name shows which token went: the right one gets
+// 404, a wrong one is refused first.
+TEST_F(NodeConfigTest, TheStrongestSourceOfATokenWins) {
+  const std::string right = token_file_.string();
+  const fs::path wrong = Dir("etc") / "wrong.token";
+  std::ofstream(wrong) << "not-the-token\n";
+  auto unpublish = [&](std::vector<std::string> args, std::vector<std::string> env) {
+    std::vector<std::string> argv = {"unpublish", "no-such-name",    "--tracker", url_,
+                                     "--json",    "--tracker-retry", "0"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto c = Run("unpublish-" + std::to_string(++runs_), argv, std::move(env));
+    EXPECT_TRUE(c->Wait(60s).has_value());
+    return c->JsonOut().value("http_status", 0);
+  };
+  const std::string wrong_in_file = WriteConfig("token-file = " + wrong.string() + "\n");
+  const std::string right_in_file = WriteConfig("token-file = " + right + "\n");
+  // Env() carries the right token in SWARMCAST_TOKEN.
+  EXPECT_EQ(unpublish({}, {"SWARMCAST_CONFIG=" + wrong_in_file}), 404);
+  EXPECT_EQ(unpublish({}, {"SWARMCAST_CONFIG=" + right_in_file, "SWARMCAST_TOKEN="}), 404);
+  EXPECT_NE(unpublish({}, {"SWARMCAST_CONFIG=" + wrong_in_file, "SWARMCAST_TOKEN="}), 404);
+  EXPECT_NE(unpublish({"--token-file", wrong.string()}, {"SWARMCAST_CONFIG=" + right_in_file}),
+            404);
+}
+
 TEST_F(NodeConfigTest, AConfiguredNodeGetsWithoutFlags) {
   const fs::path file = Dir("seed") / "image.raw";
   WriteRandomFile(file, 1 << 20, 7);
