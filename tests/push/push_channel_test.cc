@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <random>
 #include <set>
@@ -64,24 +65,28 @@ class PushChannelTest : public ::testing::Test {
     ASSERT_NE(f, nullptr);
     ASSERT_EQ(std::fwrite(content_.data(), 1, content_.size(), f), content_.size());
     std::fclose(f);
-    source_.path = path_;
-    source_.geometry = {static_cast<std::uint32_t>((size + kPieceLength - 1) / kPieceLength),
-                        kPieceLength, size};
+    const proto::Geometry g{static_cast<std::uint32_t>((size + kPieceLength - 1) / kPieceLength),
+                            kPieceLength, size};
+    const std::filesystem::path p(path_);
+    source_.root = p.parent_path();
+    source_.layout = std::make_shared<const proto::ContentLayout>(
+        *proto::ContentLayout::SingleFile(g, p.filename().string()));
     source_.info_hash.assign(20, 0xab);
   }
+  const proto::Geometry& geometry() const { return source_.layout->geometry(); }
   void TearDown() override { std::remove(path_.c_str()); }
 
   PushIdentity Identity() const {
     PushIdentity id;
     id.info_hash = source_.info_hash;
-    id.geometry = source_.geometry;
+    id.layout = source_.layout;
     return id;
   }
 
   std::unique_ptr<PushReceiver> Receive(std::uint16_t port, Sink& sink, std::vector<bool> have = {},
                                         PushIdentity identity = {}, std::string from = {}) {
     if (identity.info_hash.empty()) identity = Identity();
-    if (have.empty()) have.assign(source_.geometry.piece_count, false);
+    if (have.empty()) have.assign(geometry().piece_count, false);
     PushReceiverOptions o;
     o.endpoint = "127.0.0.1:" + std::to_string(port);
     o.source_address = std::move(from);
@@ -230,7 +235,7 @@ std::string Encode(const proto::Message& m) {
 TEST_F(PushChannelTest, ReceiverDropsChannelOnBadFrames) {
   proto::Hello hello;
   hello.info_hash = source_.info_hash;
-  hello.geometry = source_.geometry;
+  hello.geometry = geometry();
   hello.bitfield.assign(proto::BitfieldSize(41), 0xff);
   hello.bitfield.back() = 0x80;
   const std::string good_hello = Encode(hello);
@@ -248,7 +253,7 @@ TEST_F(PushChannelTest, ReceiverDropsChannelOnBadFrames) {
       h[at + 3] = static_cast<char>(v);
     };
     put(0, 14 + length);
-    h[4] = 1;
+    h[4] = proto::kPushProtocolVersion;
     h[5] = 3;
     put(6, index);
     put(10, offset);
@@ -280,7 +285,7 @@ TEST_F(PushChannelTest, StalledSubscriberIsDroppedAndOthersFinish) {
   // Larger than loopback's socket buffers (4 MiB at most), so the stalled
   // subscriber cannot swallow it all into kernel buffers.
   MakeFile(160 * kPieceLength);
-  const std::uint32_t pieces = source_.geometry.piece_count;
+  const std::uint32_t pieces = geometry().piece_count;
   auto sender = StartSender(FanoutKind::kSplice, 500ms);
   ASSERT_TRUE(sender);
   // A subscriber that says HELLO and then never reads.
@@ -290,7 +295,7 @@ TEST_F(PushChannelTest, StalledSubscriberIsDroppedAndOthersFinish) {
   ::setsockopt(stuck->get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
   proto::Hello hello;
   hello.info_hash = source_.info_hash;
-  hello.geometry = source_.geometry;
+  hello.geometry = geometry();
   hello.bitfield.assign(proto::BitfieldSize(pieces), 0);
   const std::string h = Encode(hello);
   ASSERT_EQ(::send(stuck->get(), h.data(), h.size(), 0), static_cast<ssize_t>(h.size()));

@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 
@@ -53,8 +54,10 @@ class PushDownloadTest : public ::testing::Test {
   void SetUp() override {
     path_ = "/tmp/swarmcast-pushdl-" + std::to_string(::getpid());
     std::ofstream(path_) << std::string(8 * kPiece, 'z');
-    source_.path = path_;
-    source_.geometry = {8, kPiece, 8 * kPiece};
+    const std::filesystem::path p(path_);
+    source_.root = p.parent_path();
+    source_.layout = std::make_shared<const proto::ContentLayout>(
+        *proto::ContentLayout::SingleFile({8, kPiece, 8 * kPiece}, p.filename().string()));
     source_.info_hash.assign(20, 0x42);
     PushSenderOptions o;
     o.bind_address = "127.0.0.1";
@@ -74,7 +77,7 @@ class PushDownloadTest : public ::testing::Test {
     o.endpoint = "127.0.0.1:" + std::to_string(sender_->port());
     PushIdentity id;
     id.info_hash = source_.info_hash;
-    id.geometry = source_.geometry;
+    id.layout = source_.layout;
     PushDownload::Hooks hooks;
     hooks.post = [this](std::function<void()> f) { control_.Post(std::move(f)); };
     hooks.add_piece = [this](std::uint32_t piece, std::vector<char> data) {
