@@ -48,8 +48,11 @@ void AddNetworkOptions(po::options_description& d, NetworkFlags& f) {
 
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {
   d.add_options()("tracker", po::value(&f.tracker), "tracker base URL, e.g. http://10.0.0.1:6969")(
-      "token", po::value(&f.token), "admin token for publishing (default: $SWARMCAST_TOKEN)")(
-      "timeout", po::value(&f.timeout)->default_value(f.timeout), "per-request tracker timeout");
+      "token", po::value(&f.token),
+      "the swarm's token (default: $SWARMCAST_TOKEN): sent to the registry (a seed publishes "
+      "with it); a seed that has one pushes only to subscribers that present it, and a get "
+      "presents it")("timeout", po::value(&f.timeout)->default_value(f.timeout),
+                     "per-request tracker timeout");
 }
 
 std::optional<int> ParseArgs(int argc, char** argv, const po::options_description& d,
@@ -127,11 +130,13 @@ std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const prot
     log.Error(timeout ? "--timeout must be above 0" : timeout.error());
     return std::nullopt;
   }
-  std::string token = f.token;
-  if (token.empty()) {
-    if (const char* env = std::getenv("SWARMCAST_TOKEN")) token = env;
-  }
-  return RegistryClient(*url, *timeout, token);
+  return RegistryClient(*url, *timeout, TokenOf(f));
+}
+
+std::string TokenOf(const TrackerFlags& f) {
+  if (!f.token.empty()) return f.token;
+  const char* env = std::getenv("SWARMCAST_TOKEN");
+  return env != nullptr ? env : "";
 }
 
 ProgressMode ChooseProgressMode(const CommonFlags& f) {
@@ -237,28 +242,39 @@ Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const 
 
 namespace swarmcast::node::cli {
 
+// Fields that mean something for the role only: a seed downloads nothing
+// and a get makes no copies, so neither reports a placeholder for them.
 nlohmann::json ReportJson(const TransferReport& r) {
-  const double rate =
-      r.download_seconds > 0 ? static_cast<double>(r.total_bytes) / r.download_seconds : 0.0;
-  return {{"name", r.name},
-          {"info_hash", r.info_hash},
-          {"path", r.path.string()},
-          {"end", ToString(r.end)},
-          {"complete", r.complete},
-          {"size", r.total_bytes},
-          {"piece_length", r.piece_length},
-          {"pieces", r.pieces_total},
-          {"pieces_at_start", r.pieces_at_start},
-          {"pieces_done", r.pieces_done},
-          {"downloaded_bytes", r.downloaded_bytes},
-          {"uploaded_bytes", r.uploaded_bytes},
-          {"failed_bytes", r.failed_bytes},
-          {"hash_failures", r.hash_failures},
-          {"banned_peers", r.banned_peers},
-          {"download_seconds", r.download_seconds},
-          {"download_rate", rate},
-          {"total_seconds", r.total_seconds},
-          {"distributed_copies", r.distributed_copies}};
+  nlohmann::json j = {{"name", r.name},
+                      {"info_hash", r.info_hash},
+                      {"path", r.path.string()},
+                      {"end", ToString(r.end)},
+                      {"size", r.total_bytes},
+                      {"piece_length", r.piece_length},
+                      {"pieces", r.pieces_total},
+                      {"pieces_done", r.pieces_done},
+                      {"uploaded_bytes", r.uploaded_bytes},
+                      {"uploaded_wire_bytes", r.uploaded_wire_bytes},
+                      {"uploaded_push_bytes", r.uploaded_push_bytes},
+                      {"total_seconds", r.total_seconds}};
+  if (r.role == TransferOptions::Role::kSeed) {
+    j["distributed_copies"] = r.distributed_copies;
+    return j;
+  }
+  j["complete"] = r.complete;
+  j["pieces_at_start"] = r.pieces_at_start;
+  j["downloaded_bytes"] = r.downloaded_bytes;
+  j["downloaded_wire_bytes"] = r.downloaded_wire_bytes;
+  j["downloaded_push_bytes"] = r.downloaded_push_bytes;
+  j["failed_bytes"] = r.failed_bytes;
+  j["hash_failures"] = r.hash_failures;
+  j["banned_peers"] = r.banned_peers;
+  if (r.complete) {  // how long the download took, once there is one
+    j["download_seconds"] = r.download_seconds;
+    j["download_rate"] =
+        r.download_seconds > 0 ? static_cast<double>(r.total_bytes) / r.download_seconds : 0.0;
+  }
+  return j;
 }
 
 bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b, const proto::Logger& log) {

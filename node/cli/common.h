@@ -59,6 +59,10 @@ struct TrackerFlags {
   std::string timeout = "10s";
 };
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f);
+// The swarm's token: --token, else $SWARMCAST_TOKEN, else empty. The
+// registry client sends it; on the push channel it is the HELLO token a
+// seed requires (node/cli/push_wiring.h).
+std::string TokenOf(const TrackerFlags& f);
 
 // Parses argv (after the subcommand) into `d`; prints help and returns
 // kExitOk when --help was given, or an error and kExitUsage. nullopt: go on.
