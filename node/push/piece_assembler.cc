@@ -68,6 +68,14 @@ std::uint64_t PieceAssembler::Expire(Clock::time_point cutoff) {
   return freed;
 }
 
+std::uint64_t PieceAssembler::Drop(std::uint32_t piece) {
+  auto it = partial_.find(piece);
+  if (it == partial_.end()) return 0;
+  const std::uint64_t freed = it->second.data.size();
+  partial_.erase(it);
+  return freed;
+}
+
 std::uint64_t PieceAssembler::Clear() {
   std::uint64_t freed = 0;
   for (const auto& [piece, p] : partial_) freed += p.data.size();

@@ -51,6 +51,9 @@ class PieceAssembler {
   // Drops every piece that got no chunk since `cutoff`; returns the room
   // their buffers held.
   std::uint64_t Expire(Clock::time_point cutoff);
+  // Drops `piece` if it is being assembled (it came by another path);
+  // returns the room it held.
+  std::uint64_t Drop(std::uint32_t piece);
   // Drops everything; returns the room it held.
   std::uint64_t Clear();
   std::size_t partial_pieces() const { return partial_.size(); }

@@ -184,9 +184,14 @@ bool PushReceiver::OnMessage(proto::Message& m, std::string* why) {
 }
 
 PushReceiver::ChunkOutcome PushReceiver::OnChunk(const proto::Piece& chunk, std::string* why) {
+  bool had;
   {
     std::lock_guard lock(mutex_);
-    if (have_[chunk.piece]) return ChunkOutcome::kTaken;  // got it meanwhile: drop
+    had = have_[chunk.piece];
+  }
+  if (had) {  // verified meanwhile by another path: drop it, and what came of it
+    Release(assembler_->Drop(chunk.piece));
+    return ChunkOutcome::kTaken;
   }
   const bool starts = assembler_->Starts(chunk.piece);
   const std::uint32_t room = assembler_->piece_bytes(chunk.piece);

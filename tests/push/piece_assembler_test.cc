@@ -81,7 +81,7 @@ TEST(PieceAssembler, RefusesOverlapsAndChunksAgainstTheLayout) {
   EXPECT_EQ(a.partial_pieces(), 1u);
 }
 
-TEST(PieceAssembler, ExpireAndClearFreeTheirRoom) {
+TEST(PieceAssembler, ExpireDropAndClearFreeTheirRoom) {
   PieceAssembler a(Layout());
   const auto t0 = Clock::now();
   ASSERT_TRUE(a.Add({0, 0, Bytes(10, 0)}, t0).ok());
@@ -91,6 +91,10 @@ TEST(PieceAssembler, ExpireAndClearFreeTheirRoom) {
   EXPECT_FALSE(a.Starts(1));
   EXPECT_EQ(a.Clear(), 16384u);
   EXPECT_EQ(a.partial_pieces(), 0u);
+  ASSERT_TRUE(a.Add({2, 0, Bytes(10, 0)}, t0).ok());
+  EXPECT_EQ(a.Drop(1), 0u);  // not being assembled
+  EXPECT_EQ(a.Drop(2), 3616u);
+  EXPECT_TRUE(a.Starts(2));
 }
 
 }  // namespace
