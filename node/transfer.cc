@@ -431,11 +431,14 @@ class Transfer {
     snap_.downloaded_bytes = report_.downloaded_bytes;
     snap_.uploaded_bytes = report_.uploaded_bytes;
     // Rates from the byte counters of both paths: libtorrent's own rate
-    // lags and knows nothing of the push channel.
+    // lags and knows nothing of the push channel. Until the meter has a
+    // second of samples, the average since the start stands in.
     const auto now = Clock::now();
-    snap_.down_rate =
-        down_rate_.Add(now, report_.downloaded_bytes).value_or(st.download_payload_rate);
-    snap_.up_rate = up_rate_.Add(now, report_.uploaded_bytes).value_or(st.upload_payload_rate);
+    const double elapsed = std::max(Seconds(), 1e-3);
+    snap_.down_rate = down_rate_.Add(now, report_.downloaded_bytes)
+                          .value_or(static_cast<double>(report_.downloaded_bytes) / elapsed);
+    snap_.up_rate = up_rate_.Add(now, report_.uploaded_bytes)
+                        .value_or(static_cast<double>(report_.uploaded_bytes) / elapsed);
     snap_.peers = st.num_peers;
     snap_.seeds = st.num_seeds;
     snap_.elapsed_seconds = Seconds();
