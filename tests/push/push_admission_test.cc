@@ -9,36 +9,14 @@
 #include <optional>
 
 #include "node/push/tcp.h"
+#include "tests/common/push_bye.h"
 #include "tests/push/push_channel_fixture.h"
 
 namespace swarmcast::push {
 namespace {
 
+using swarmcast::testing::ByeFrom;
 using swarmcast::testing::WaitReadable;
-
-// The BYE the seed closes `fd` with, or nothing if it closes without one
-// or says nothing within `limit`.
-std::optional<proto::Bye> ByeFrom(int fd, std::chrono::milliseconds limit) {
-  proto::PushFrameDecoder decoder;
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (!WaitReadable(fd, std::chrono::duration_cast<std::chrono::milliseconds>(
-                              deadline - std::chrono::steady_clock::now()))) {
-      return std::nullopt;
-    }
-    auto room = decoder.PrepareWrite(4096);
-    const ssize_t n = ::recv(fd, room.data(), room.size(), 0);
-    decoder.Commit(n > 0 ? static_cast<std::size_t>(n) : 0);
-    if (n <= 0) return std::nullopt;
-    auto next = decoder.Next();
-    if (auto* m = std::get_if<proto::Message>(&next)) {
-      if (auto* bye = std::get_if<proto::Bye>(m)) return *bye;
-      return std::nullopt;
-    }
-    if (std::holds_alternative<std::error_code>(next)) return std::nullopt;
-  }
-  return std::nullopt;
-}
 
 UniqueFd Connect(std::uint16_t port, const std::string& from) {
   auto fd = ConnectTcp("127.0.0.1:" + std::to_string(port), 2000, from);

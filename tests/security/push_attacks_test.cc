@@ -12,6 +12,7 @@
 #include "node/push/tcp.h"
 #include "node/registry_client.h"
 #include "proto/push_frame.h"
+#include "tests/common/push_bye.h"
 #include "tests/node/push_swarm_fixture.h"
 
 namespace swarmcast::node::testing {
@@ -19,6 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
+using swarmcast::testing::ByeFrom;
 using swarmcast::testing::WaitReadable;
 
 constexpr std::size_t kSize = 8 << 20;
@@ -40,27 +42,6 @@ class PushAttackTest : public PushSwarmFixture {
 
   fs::path payload_;
 };
-
-// What the seed says before it closes `fd`: its BYE, or nothing if it
-// closes (or stays silent for `limit`) without one.
-std::optional<proto::Bye> ByeFrom(int fd, std::chrono::milliseconds limit) {
-  proto::PushFrameDecoder decoder;
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (WaitReadable(fd, std::chrono::duration_cast<std::chrono::milliseconds>(
-                              deadline - std::chrono::steady_clock::now()))) {
-    auto room = decoder.PrepareWrite(4096);
-    const ssize_t n = ::recv(fd, room.data(), room.size(), 0);
-    decoder.Commit(n > 0 ? static_cast<std::size_t>(n) : 0);
-    if (n <= 0) return std::nullopt;
-    auto next = decoder.Next();
-    if (auto* m = std::get_if<proto::Message>(&next)) {
-      if (auto* bye = std::get_if<proto::Bye>(m)) return *bye;
-      return std::nullopt;
-    }
-    if (std::holds_alternative<std::error_code>(next)) return std::nullopt;
-  }
-  return std::nullopt;
-}
 
 TEST_F(PushAttackTest, IdleConnectionsFromOneHostDoNotKeepARealGetOut) {
   auto seed = StartSeed(payload_, "payload");
