@@ -1,14 +1,19 @@
 // Hashes a file or directory into a metainfo (.torrent) that stock
 // BitTorrent clients can read: BitTorrent v1 by default, or hybrid v1+v2.
-// Hashing runs on libtorrent's hashing threads (one per core unless told
-// otherwise) and reports progress per finished piece on the calling thread.
+// v1 pieces are hashed by PieceHasher (one thread per core, reading in
+// small blocks) and kept in the HashCache; hybrid torrents need v2 merkle
+// trees and are hashed by libtorrent through its pread back-end (bounded
+// memory too, but one core and not cached). Progress is reported per
+// finished piece on the calling thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
 
+#include "node/hash_cache.h"
 #include "proto/result.h"
 
 namespace swarmcast::node {
@@ -20,6 +25,11 @@ struct BuildOptions {
   std::string announce_url;     // may be empty
   std::string comment;
   int hashing_threads = 0;  // 0: one per core
+  // Reuse and keep v1 piece hashes here (see hash_cache.h); empty: no cache.
+  std::filesystem::path hash_cache_dir;
+  // Files modified this recently are not cached (hash_cache.h); tests shorten it.
+  std::chrono::milliseconds hash_cache_settle = HashCache::kDefaultSettle;
+  bool rehash = false;  // ignore a cached entry (and replace it)
   // Called on the calling thread after each piece: (pieces done, total).
   std::function<void(std::int64_t, std::int64_t)> progress;
 };
@@ -32,6 +42,9 @@ struct BuiltMetainfo {
   std::int64_t piece_length = 0;
   std::int64_t num_pieces = 0;
   std::int64_t num_files = 0;
+  bool hashes_from_cache = false;
+  // Set when the cache could not be written (the torrent is still good).
+  std::string cache_warning;
 };
 
 // Piece size for a payload of `total_size` bytes: the power of two that
@@ -42,7 +55,8 @@ struct BuiltMetainfo {
 std::int64_t ChoosePieceSize(std::int64_t total_size);
 
 // Fails (with a message naming the path) when the path is missing, is not
-// a regular file or directory, holds no data, or cannot be read.
+// a regular file or directory, holds no data, cannot be read, or holds
+// what ListPayload refuses (links to folders, dangling links, devices).
 Result<BuiltMetainfo, std::string> BuildMetainfo(const BuildOptions& options);
 
 }  // namespace swarmcast::node

@@ -1,9 +1,12 @@
 #include "node/progress.h"
 
+#include <sys/ioctl.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "node/units.h"
 
@@ -38,12 +41,39 @@ double EtaSeconds(const ProgressSnapshot& s) {
 }
 
 std::string RenderBar(const ProgressSnapshot& s, int width) {
-  constexpr int kBar = 24;
-  const int filled = std::clamp(static_cast<int>(Percent(s) / 100.0 * kBar + 0.5), 0, kBar);
-  std::string out = "[" + std::string(filled, '#') + std::string(kBar - filled, '.') + "] ";
-  out += Counters(s) + "  " + s.state;
-  if (width > 0 && static_cast<int>(out.size()) > width) out.resize(width);
+  // What the bar shows, most important first; what does not fit the
+  // terminal is dropped from the end, then the bar itself narrows, so the
+  // line never wraps (a wrapped bar prints a new line at every redraw).
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%5.1f%%", Percent(s));
+  std::vector<std::string> items = {pct, FormatBytes(static_cast<double>(s.done_bytes)) + "/" +
+                                             FormatBytes(static_cast<double>(s.total_bytes))};
+  items.push_back("down " + FormatBytes(s.down_rate) + "/s");
+  if (s.done_bytes < s.total_bytes) items.push_back("ETA " + FormatSeconds(EtaSeconds(s)));
+  items.push_back("up " + FormatBytes(s.up_rate) + "/s");
+  items.push_back("peers " + std::to_string(s.peers));
+  items.push_back(s.state);
+  constexpr int kMaxBar = 24, kMinBar = 8;
+  auto text_width = [&] {
+    int w = 0;
+    for (const auto& i : items) w += static_cast<int>(i.size()) + 2;
+    return w;
+  };
+  if (width <= 0) width = 80;
+  while (items.size() > 1 && text_width() + kMinBar + 2 > width) items.pop_back();
+  const int bar = std::clamp(width - text_width() - 2, 0, kMaxBar);
+  const int filled = std::clamp(static_cast<int>(Percent(s) / 100.0 * bar + 0.5), 0, bar);
+  std::string out;
+  if (bar >= kMinBar) out = "[" + std::string(filled, '#') + std::string(bar - filled, '.') + "] ";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : "  ") + items[i];
+  if (static_cast<int>(out.size()) > width) out.resize(static_cast<std::size_t>(width));
   return out;
+}
+
+int TerminalColumns(int fd) {
+  struct winsize ws {};
+  if (::ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  return 80;
 }
 
 std::string RenderLine(const ProgressSnapshot& s) {

@@ -30,9 +30,14 @@ struct ProgressSnapshot {
 // Seconds left at the current rate; negative when unknown.
 double EtaSeconds(const ProgressSnapshot& s);
 
-// "[#####.....]  45.0%  115.2 MiB/256.0 MiB  down 98.1 MiB/s  up 12.0 MiB/s
-//  peers 4  ETA 2s" cut to `width` columns. No line ending.
+// "[#####.....]  45.0%  115.2 MiB/256.0 MiB  down 98.1 MiB/s  ETA 2s
+//  up 12.0 MiB/s  peers 4  downloading", at most `width` columns: on a
+// narrow terminal the last items go first, then the bar narrows or goes.
+// No line ending.
 std::string RenderBar(const ProgressSnapshot& s, int width);
+
+// The width of the terminal on `fd` (80 when it is not one or will not say).
+int TerminalColumns(int fd);
 
 // "get disk.img: 45.0% 115.2 MiB/256.0 MiB down 98.1 MiB/s up 0 B/s peers 4
 //  ETA 2s (t=3s)": the line logged every few seconds when not on a TTY.

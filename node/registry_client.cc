@@ -148,7 +148,10 @@ Result<RegistryClient::Response, RegistryError> RegistryClient::Request(const st
         }
         stage = "read";
         http::async_read(stream, buffer, parser, [&](beast::error_code ec4, std::size_t) {
-          if (ec4) failure = ec4;
+          if (ec4) {
+            failure = ec4;
+            return;
+          }
           stage = "done";
         });
       });
@@ -206,19 +209,47 @@ Result<PublishResult, RegistryError> RegistryClient::Publish(const std::string& 
   return out;
 }
 
+namespace {
+
+SwarmInfo ToSwarmInfo(const Json& j) {
+  SwarmInfo out;
+  out.name = StrOrEmpty(j, "name");
+  out.info_hash = StrOrEmpty(j, "info_hash");
+  out.size = IntOr0(j, "size");
+  out.seeders = IntOr0(j, "seeders");
+  out.leechers = IntOr0(j, "leechers");
+  out.completed = IntOr0(j, "completed");
+  out.push = StrOrEmpty(j, "push");
+  out.created = IntOr0(j, "created");
+  return out;
+}
+
+}  // namespace
+
 Result<SwarmInfo, RegistryError> RegistryClient::GetSwarm(const std::string& key) {
   auto r = Get("/v1/swarms/" + EscapePath(key), kJsonLimit);
   if (!r) return Unexpected(r.error());
   auto j = ParseObject(r->body);
   if (!j) return Unexpected(j.error());
-  SwarmInfo out;
-  out.name = StrOrEmpty(*j, "name");
-  out.info_hash = StrOrEmpty(*j, "info_hash");
-  out.size = IntOr0(*j, "size");
-  out.seeders = IntOr0(*j, "seeders");
-  out.leechers = IntOr0(*j, "leechers");
-  out.completed = IntOr0(*j, "completed");
-  out.push = StrOrEmpty(*j, "push");
+  return ToSwarmInfo(*j);
+}
+
+Result<std::vector<SwarmInfo>, RegistryError> RegistryClient::ListSwarms() {
+  auto r = Get("/v1/swarms", kJsonLimit);
+  if (!r) return Unexpected(r.error());
+  auto j = ParseObject(r->body);
+  if (!j) return Unexpected(j.error());
+  std::vector<SwarmInfo> out;
+  auto it = j->find("swarms");
+  if (it == j->end() || !it->is_array()) {
+    return Unexpected(RegistryError{RegistryError::Kind::kBadResponse, r->status,
+                                    "tracker: the swarm list has no \"swarms\" array"});
+  }
+  for (const Json& s : *it) {
+    if (!s.is_object()) continue;
+    if (out.size() >= 100'000) break;
+    out.push_back(ToSwarmInfo(s));
+  }
   return out;
 }
 

@@ -58,6 +58,7 @@ struct SwarmInfo {
   std::int64_t leechers = 0;
   std::int64_t completed = 0;
   std::string push;
+  std::int64_t created = 0;  // unix seconds of the first publish (list only)
 };
 
 struct Straggler {
@@ -97,6 +98,8 @@ class RegistryClient {
                                                const std::string& push = {});
   // GET /v1/swarms/{key}; key is a name or a 40-hex info-hash.
   Result<SwarmInfo, RegistryError> GetSwarm(const std::string& key);
+  // GET /v1/swarms: every published swarm (at most 100,000 are read).
+  Result<std::vector<SwarmInfo>, RegistryError> ListSwarms();
   // GET /v1/swarms/{key}/torrent: the raw metainfo bytes (unchecked).
   Result<std::string, RegistryError> GetTorrent(const std::string& key);
   // GET /v1/swarms/{key}/completion.

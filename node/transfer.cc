@@ -315,7 +315,17 @@ class Transfer {
       FailWith({Kind::kNetwork, "cannot listen on " + p->address.to_string() + ":" +
                                     std::to_string(p->port) + ": " + p->error.message()});
     } else if (auto* p = lt::alert_cast<lt::tracker_error_alert>(a)) {
-      if (tracker_errors_++ < 3) o_.log.Warning("tracker: " + p->message());
+      // "skipping tracker announce (unreachable)": libtorrent would announce
+      // from a listen socket that cannot reach the tracker (loopback, a
+      // second interface); the other sockets announce. Not the user's
+      // problem, and it came at every announce.
+      if (p->error == lt::errors::announce_skipped) {
+        o_.log.Debug("tracker: " + p->message());
+      } else if (tracker_errors_++ < 3) {
+        o_.log.Warning("tracker: " + p->message());
+      } else {
+        o_.log.Debug("tracker: " + p->message());
+      }
     }
   }
 
@@ -466,7 +476,10 @@ class Transfer {
 
   void ShowProgress(bool final_line) {
     if (o_.progress == ProgressMode::kBar) {
-      std::fprintf(stderr, "\r%s\033[K%s", RenderBar(snap_, 120).c_str(), final_line ? "\n" : "");
+      // One column short of the width: writing the last column makes some
+      // terminals wrap.
+      const int width = TerminalColumns(STDERR_FILENO) - 1;
+      std::fprintf(stderr, "\r%s\033[K%s", RenderBar(snap_, width).c_str(), final_line ? "\n" : "");
     } else if (o_.progress == ProgressMode::kLines) {
       const auto now = Clock::now();
       if (final_line || now >= next_line_) {
@@ -579,6 +592,8 @@ const char* ToString(TransferEnd end) {
       return "copies-reached";
     case TransferEnd::kInterrupted:
       return "interrupted";
+    case TransferEnd::kAlreadyComplete:
+      return "already-complete";
   }
   return "unknown";
 }

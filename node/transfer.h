@@ -153,11 +153,12 @@ struct TransferOptions {
 };
 
 enum class TransferEnd {
-  kCompleted,      // get: complete, no linger
-  kSwarmComplete,  // get: lingered until the tracker reported all done
-  kLingerTimeout,  // get: lingered for the full duration
-  kCopiesReached,  // seed: stop_after_copies reached
-  kInterrupted,    // SIGINT/SIGTERM
+  kCompleted,        // get: complete, no linger
+  kSwarmComplete,    // get: lingered until the tracker reported all done
+  kLingerTimeout,    // get: lingered for the full duration
+  kCopiesReached,    // seed: stop_after_copies reached
+  kInterrupted,      // SIGINT/SIGTERM
+  kAlreadyComplete,  // get: the target already held every piece; nothing ran
 };
 
 struct TransferReport {

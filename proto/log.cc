@@ -23,11 +23,15 @@ Result<LogLevel, std::string> ParseLogLevel(std::string_view name) {
   return Unexpected("log level '" + std::string(name) + "' is not error, warning, info or debug");
 }
 
-Logger::Logger(std::string program, LogLevel level, Sink sink)
-    : program_(std::move(program)), level_(level), sink_(std::move(sink)) {}
+Logger::Logger(std::string program, LogLevel level, Sink sink, Observer observer)
+    : program_(std::move(program)),
+      level_(level),
+      sink_(std::move(sink)),
+      observer_(std::move(observer)) {}
 
 void Logger::Log(LogLevel level, std::string_view message) const {
   if (!Enabled(level)) return;
+  if (observer_) observer_(level, message);
   std::string line;
   line.reserve(program_.size() + message.size() + 12);
   line += program_;

@@ -27,9 +27,12 @@ Result<LogLevel, std::string> ParseLogLevel(std::string_view name);
 class Logger {
  public:
   using Sink = std::function<void(std::string_view line)>;  // no trailing newline
+  // Sees every message at or above the level, unformatted, before the sink
+  // (the node's --json output keeps the last error this way).
+  using Observer = std::function<void(LogLevel level, std::string_view message)>;
 
   Logger() = default;  // logs nothing
-  Logger(std::string program, LogLevel level, Sink sink);
+  Logger(std::string program, LogLevel level, Sink sink, Observer observer = {});
 
   bool Enabled(LogLevel level) const { return sink_ && level <= level_; }
   void Log(LogLevel level, std::string_view message) const;
@@ -42,6 +45,7 @@ class Logger {
   std::string program_;
   LogLevel level_ = LogLevel::kInfo;
   Sink sink_;
+  Observer observer_;
 };
 
 }  // namespace swarmcast::proto

@@ -4,7 +4,9 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/json_output.h"
 #include "node/file_io.h"
+#include "node/hash_cache.h"
 #include "node/units.h"
 
 namespace swarmcast::node::cli {
@@ -12,7 +14,7 @@ namespace swarmcast::node::cli {
 int RunCreate(int argc, char** argv) {
   CommonFlags common;
   std::string path, out, piece_size = "auto", tracker, comment;
-  bool hybrid = false;
+  bool hybrid = false, rehash = false;
   po::options_description d("Options");
   d.add_options()("path", po::value(&path)->required(), "file or directory to hash")(
       "output,o", po::value(&out)->required(), "where to write the .torrent")(
@@ -20,7 +22,8 @@ int RunCreate(int argc, char** argv) {
       "piece size, a power of two from 16KiB to 64MiB (auto: about 1024 pieces)")(
       "hybrid", po::bool_switch(&hybrid), "BitTorrent v1+v2 hybrid (default: v1 only)")(
       "tracker", po::value(&tracker), "tracker base URL to put in the announce list")(
-      "comment", po::value(&comment), "free-text comment");
+      "comment", po::value(&comment), "free-text comment")("rehash", po::bool_switch(&rehash),
+                                                           kRehashHelp);
   AddCommonOptions(d, common);
   po::positional_options_description pos;
   pos.add("path", 1);
@@ -36,6 +39,8 @@ int RunCreate(int argc, char** argv) {
   b.path = path;
   b.hybrid = hybrid;
   b.comment = comment;
+  b.hash_cache_dir = DefaultHashCacheDir();
+  b.rehash = rehash;
   if (!ApplyPieceSizeFlag(piece_size, b, log)) return kExitUsage;
   if (!tracker.empty()) {
     auto url = ParseTrackerUrl(tracker);
@@ -62,8 +67,9 @@ int RunCreate(int argc, char** argv) {
                         {"piece_length", built->piece_length},
                         {"pieces", built->num_pieces},
                         {"files", built->num_files},
-                        {"hybrid", hybrid}};
-    std::cout << j.dump() << "\n";
+                        {"hybrid", hybrid},
+                        {"hashes_from_cache", built->hashes_from_cache}};
+    Output().SetResult(std::move(j));
   } else {
     std::cout << out << ": " << built->name << " " << built->info_hash << " ("
               << FormatBytes(static_cast<double>(built->total_size)) << ", " << built->num_pieces

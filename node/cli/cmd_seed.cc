@@ -3,8 +3,11 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/json_output.h"
 #include "node/cli/push_wiring.h"
 #include "node/file_io.h"
+#include "node/hash_cache.h"
+#include "node/payload_check.h"
 #include "node/units.h"
 #include "proto/hex.h"
 #include "proto/metainfo.h"
@@ -17,7 +20,7 @@ int RunSeed(int argc, char** argv) {
   TrackerFlags trk;
   std::string path, name, piece_size = "auto", torrent_file, save_torrent;
   PushSeedFlags push_flags;
-  bool hybrid = false;
+  bool hybrid = false, rehash = false;
   int stop_after_copies = 0;
   po::options_description d("Options");
   d.add_options()("path", po::value(&path)->required(), "file or directory to seed")(
@@ -26,8 +29,10 @@ int RunSeed(int argc, char** argv) {
       "piece size, power of two in [16KiB, 64MiB] (auto: about 1024 pieces)")(
       "hybrid", po::bool_switch(&hybrid), "publish a v1+v2 hybrid (default: v1 only)")(
       "torrent", po::value(&torrent_file),
-      "seed this existing .torrent instead of hashing PATH (the data is checked first)")(
-      "save-torrent", po::value(&save_torrent), "also write the metainfo to this file")(
+      "seed this existing .torrent instead of hashing PATH; every piece of PATH is checked "
+      "against it before anything is served or pushed")(
+      "rehash", po::bool_switch(&rehash), kRehashHelp)("save-torrent", po::value(&save_torrent),
+                                                       "also write the metainfo to this file")(
       "stop-after-copies", po::value(&stop_after_copies)->default_value(0),
       "exit once N full copies were made: downloads the tracker saw complete since this seed "
       "started, or copies among the connected peers (0: seed until interrupted)");
@@ -49,10 +54,13 @@ int RunSeed(int argc, char** argv) {
   }
   const proto::Logger log = MakeLogger(common);
   auto client = ToRegistryClient(trk, log);
+  auto retry = ToRetryPolicy(trk, log);
   auto netopts = ToNetworkOptions(net, log);
   auto peers = ToPeerEndpoints(net, log);
-  if (!client || !netopts || !peers) return kExitUsage;
-  const std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
+  if (!client || !retry || !netopts || !peers) return kExitUsage;
+  std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
+  // "dir/" names the directory itself.
+  if (!content.has_filename() && content.has_parent_path()) content = content.parent_path();
   if (name.empty()) name = content.filename().string();
   if (!proto::IsValidSwarmName(name)) {
     log.Error("'" + name + "' is not a valid swarm name (" + std::string(proto::kSwarmNameRule) +
@@ -83,6 +91,8 @@ int RunSeed(int argc, char** argv) {
     BuildOptions b;
     b.path = content;
     b.hybrid = hybrid;
+    b.hash_cache_dir = DefaultHashCacheDir();
+    b.rehash = rehash;
     b.announce_url = client->url().AnnounceUrl();
     if (!ApplyPieceSizeFlag(piece_size, b, log)) return kExitUsage;
     auto built = HashWithProgress(b, common, &status);
@@ -102,6 +112,32 @@ int RunSeed(int argc, char** argv) {
     log.Error("the metainfo names '" + summary->name + "' but PATH is '" +
               content.filename().string() + "'");
     return kExitUsage;
+  }
+  if (!verified) {
+    // Before the push sender starts: a seed must never push a piece that
+    // does not match the hashes it publishes.
+    PayloadCheckOptions c;
+    c.dir = content.parent_path();
+    c.hash_cache_dir = DefaultHashCacheDir();
+    c.rehash = rehash;
+    c.progress = MakeHashProgress("checking", content.filename().string(), summary->total_size,
+                                  common, &status);
+    auto check = CheckPayload(torrent_bytes, c);
+    if (!check) {
+      log.Error("cannot check " + content.string() + " against " + torrent_file + ": " +
+                check.error());
+      return kExitStorage;
+    }
+    if (!check->cache_warning.empty()) log.Warning(check->cache_warning);
+    if (check->bad_pieces > 0) {
+      log.Error(content.string() + " does not match " + torrent_file + ": " +
+                std::to_string(check->bad_pieces) + " of " + std::to_string(check->pieces) +
+                " pieces differ (the first is piece " + std::to_string(check->first_bad) + ")");
+      return kExitStorage;
+    }
+    log.Info(std::string("checked ") + content.filename().string() + " against " + torrent_file +
+             (check->from_cache ? " (hashes reused from the cache: no file changed)" : ""));
+    verified = true;
   }
   if (!save_torrent.empty()) {
     if (auto ec = WriteFileAtomically(save_torrent, torrent_bytes)) {
@@ -131,9 +167,13 @@ int RunSeed(int argc, char** argv) {
   // are not copies this run made.
   std::int64_t completed_before = 0;
   if (stop_after_copies > 0) {
-    if (auto known = client->GetSwarm(info_hash)) completed_before = known->completed;
+    auto known = WithRetries(*retry, log, "tracker", [&] { return client->GetSwarm(info_hash); });
+    if (known) completed_before = known->completed;
   }
-  auto published = client->Publish(name, torrent_bytes, push->endpoint);
+  // A PUT of the same content under the same name is idempotent: safe to
+  // repeat after a reply that was lost.
+  auto published = WithRetries(
+      *retry, log, "tracker", [&] { return client->Publish(name, torrent_bytes, push->endpoint); });
   if (!published) {
     log.Error(ToString(published.error()));
     return ExitFor(published.error());
@@ -143,23 +183,10 @@ int RunSeed(int argc, char** argv) {
               ", not its info-hash " + info_hash);
     return kExitTracker;
   }
-  if (common.json) {
-    // A first line as soon as the swarm is joinable; the report follows at exit.
-    std::cout << nlohmann::json({{"event", "published"},
-                                 {"registry_name", name},
-                                 {"info_hash", published->info_hash},
-                                 {"created", published->created},
-                                 {"size", summary->total_size},
-                                 {"pieces", summary->num_pieces},
-                                 {"piece_length", summary->piece_length},
-                                 {"push", push->endpoint.empty() ? nlohmann::json()
-                                                                 : nlohmann::json(push->endpoint)}})
-                     .dump()
-              << std::endl;
-  }
   log.Info(std::string(published->created ? "published " : "re-published ") + summary->name +
            " as '" + name + "' (" + published->info_hash + ") at " + client->url().ToString() +
-           "; seeding on " + net.listen);
+           "; seeding on " + net.listen +
+           (push->endpoint.empty() ? std::string() : "; push on " + push->endpoint));
 
   TransferOptions t;
   t.role = TransferOptions::Role::kSeed;
@@ -197,13 +224,11 @@ int RunSeed(int argc, char** argv) {
     log.Error(report.error().message);
     return ExitFor(report.error());
   }
-  if (common.json) {
-    nlohmann::json j = ReportJson(*report);
-    j["registry_name"] = name;
-    j["published"] = published->created ? "created" : "republished";
-    j["push"] = SeedPushJson(*push);
-    std::cout << j.dump() << "\n";
-  }
+  nlohmann::json j = ReportJson(*report);
+  j["registry_name"] = name;
+  j["published"] = published->created ? "created" : "republished";
+  j["push"] = SeedPushJson(*push);
+  Output().SetResult(std::move(j));
   return kExitOk;
 }
 

@@ -1,10 +1,14 @@
 // swarmcast status [--tracker URL NAME]
+#include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <iostream>
+#include <thread>
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/json_output.h"
 #include "node/file_io.h"
 #include "node/units.h"
 #include "proto/metainfo.h"
@@ -38,7 +42,7 @@ int LocalStatus(const CommonFlags& common, const proto::Logger& log) {
     list.push_back(std::move(j));
   }
   if (common.json) {
-    std::cout << Json({{"state_dir", dir.string()}, {"transfers", list}}).dump() << "\n";
+    Output().SetResult({{"state_dir", dir.string()}, {"transfers", list}});
     return kExitOk;
   }
   if (list.empty()) {
@@ -59,14 +63,14 @@ int LocalStatus(const CommonFlags& common, const proto::Logger& log) {
   return kExitOk;
 }
 
-int SwarmStatus(RegistryClient& client, const std::string& key, const CommonFlags& common,
-                const proto::Logger& log) {
-  auto swarm = client.GetSwarm(key);
+int SwarmStatus(RegistryClient& client, const RetryPolicy& retry, const std::string& key,
+                const CommonFlags& common, const proto::Logger& log) {
+  auto swarm = WithRetries(retry, log, "tracker", [&] { return client.GetSwarm(key); });
   if (!swarm) {
     log.Error(ToString(swarm.error()));
     return ExitFor(swarm.error());
   }
-  auto view = client.GetCompletion(key);
+  auto view = WithRetries(retry, log, "tracker", [&] { return client.GetCompletion(key); });
   if (!view) {
     log.Error(ToString(view.error()));
     return ExitFor(view.error());
@@ -87,7 +91,7 @@ int SwarmStatus(RegistryClient& client, const std::string& key, const CommonFlag
               {"total", view->total},        {"done", view->done},
               {"running", view->running},    {"stale", view->stale},
               {"all_done", view->AllDone()}, {"stragglers", stragglers}};
-    std::cout << j.dump() << "\n";
+    Output().SetResult(std::move(j));
     return kExitOk;
   }
   std::cout << swarm->name << " " << swarm->info_hash << " ("
@@ -110,9 +114,11 @@ int SwarmStatus(RegistryClient& client, const std::string& key, const CommonFlag
 int RunStatus(int argc, char** argv) {
   CommonFlags common;
   TrackerFlags trk;
-  std::string key;
+  std::string key, watch;
   po::options_description d("Options");
-  d.add_options()("swarm", po::value(&key), "registry name or info-hash (with --tracker)");
+  d.add_options()("swarm", po::value(&key), "registry name or info-hash (with --tracker)")(
+      "watch", po::value(&watch)->implicit_value("2s"),
+      "with --tracker URL NAME: redraw every INTERVAL (--watch alone: 2s) until interrupted");
   AddTrackerOptions(d, trk);
   AddCommonOptions(d, common);
   po::positional_options_description pos;
@@ -141,8 +147,33 @@ int RunStatus(int argc, char** argv) {
     return kExitUsage;
   }
   auto client = ToRegistryClient(trk, log);
-  if (!client) return kExitUsage;
-  return SwarmStatus(*client, key, common, log);
+  auto retry = ToRetryPolicy(trk, log);
+  if (!client || !retry) return kExitUsage;
+  if (watch.empty()) return SwarmStatus(*client, *retry, key, common, log);
+  auto every = ParseDuration(watch);
+  if (!every || every->count() < 100) {
+    log.Error("--watch wants an interval of at least 100ms, e.g. 2s");
+    return kExitUsage;
+  }
+  if (common.json) {
+    log.Error("--watch redraws for a person; for scripts, run status --json in a loop");
+    return kExitUsage;
+  }
+  const bool tty = ::isatty(STDOUT_FILENO) != 0;
+  for (;;) {
+    // On a terminal: home and clear, then the view, so it redraws in place.
+    if (tty) std::fputs("\033[H\033[2J", stdout);
+    std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&now));
+    std::printf("%s  (every %s; Ctrl-C to stop)\n", stamp, watch.c_str());
+    std::fflush(stdout);
+    if (const int code = SwarmStatus(*client, *retry, key, common, log); code != kExitOk) {
+      return code;
+    }
+    std::fflush(stdout);
+    std::this_thread::sleep_for(*every);
+  }
 }
 
 }  // namespace swarmcast::node::cli

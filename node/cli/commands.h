@@ -8,5 +8,6 @@ int RunCreate(int argc, char** argv);
 int RunSeed(int argc, char** argv);
 int RunGet(int argc, char** argv);
 int RunStatus(int argc, char** argv);
+int RunLs(int argc, char** argv);
 
 }  // namespace swarmcast::node::cli

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "node/cli/json_output.h"
 #include "node/units.h"
 
 namespace swarmcast::node::cli {
@@ -52,7 +53,10 @@ void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {
       "the swarm's token (default: $SWARMCAST_TOKEN): sent to the registry (a seed publishes "
       "with it); a seed that has one pushes only to subscribers that present it, and a get "
       "presents it")("timeout", po::value(&f.timeout)->default_value(f.timeout),
-                     "per-request tracker timeout");
+                     "per-request tracker timeout")(
+      "tracker-retry", po::value(&f.retry_for)->default_value(f.retry_for),
+      "keep retrying a tracker that is unreachable, times out or is busy for this long, with "
+      "growing randomized pauses (0: fail at the first error); refusals are not retried");
 }
 
 std::optional<int> ParseArgs(int argc, char** argv, const po::options_description& d,
@@ -67,6 +71,7 @@ std::optional<int> ParseArgs(int argc, char** argv, const po::options_descriptio
     }
     po::notify(vm);
   } catch (const po::error& e) {
+    Output().NoteError(e.what());
     std::cerr << "swarmcast: " << e.what() << "\nUsage: " << usage << "\n(see --help)\n";
     return kExitUsage;
   }
@@ -139,6 +144,17 @@ std::string TokenOf(const TrackerFlags& f) {
   return env != nullptr ? env : "";
 }
 
+std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Logger& log) {
+  auto retry_for = ParseDuration(f.retry_for);
+  if (!retry_for) {
+    log.Error("--tracker-retry: " + retry_for.error());
+    return std::nullopt;
+  }
+  RetryPolicy p;
+  p.retry_for = *retry_for;
+  return p;
+}
+
 ProgressMode ChooseProgressMode(const CommonFlags& f) {
   if (f.quiet) return ProgressMode::kNone;
   return ::isatty(STDERR_FILENO) ? ProgressMode::kBar : ProgressMode::kLines;
@@ -163,13 +179,19 @@ proto::Logger MakeLogger(const CommonFlags& f) {
                      : f.quiet ? proto::LogLevel::kWarning
                                : proto::LogLevel::kInfo;
   const bool tty = ::isatty(STDERR_FILENO) != 0;
-  return proto::Logger("swarmcast", level, [tty](std::string_view line) {
-    // One write per line, so lines from two threads do not interleave.
-    std::string out = tty ? "\r\033[K" : "";
-    out += line;
-    out += '\n';
-    std::fwrite(out.data(), 1, out.size(), stderr);
-  });
+  if (f.json) Output().Enable();
+  return proto::Logger(
+      "swarmcast", level,
+      [tty](std::string_view line) {
+        // One write per line, so lines from two threads do not interleave.
+        std::string out = tty ? "\r\033[K" : "";
+        out += line;
+        out += '\n';
+        std::fwrite(out.data(), 1, out.size(), stderr);
+      },
+      [](proto::LogLevel level, std::string_view message) {
+        if (level == proto::LogLevel::kError) Output().NoteError(message);
+      });
 }
 
 int ExitFor(const RegistryError&) { return kExitTracker; }
@@ -194,24 +216,19 @@ int ExitFor(const TransferError& e) {
 
 namespace swarmcast::node::cli {
 
-Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f,
-                                                    StatusFile* status) {
+HashProgress MakeHashProgress(const std::string& verb, const std::string& label,
+                              std::int64_t bytes_total, const CommonFlags& f, StatusFile* status) {
   using Clock = std::chrono::steady_clock;
   const ProgressMode mode = ChooseProgressMode(f);
   const auto interval = ProgressInterval(f);
   const auto start = Clock::now();
   auto next = start;
-  const std::string label = options.path.filename().string();
-  std::error_code ec;
-  const auto bytes_total = std::filesystem::is_regular_file(options.path, ec)
-                               ? std::filesystem::file_size(options.path, ec)
-                               : 0;
   auto next_status = start;
-  options.progress = [&](std::int64_t done, std::int64_t total) {
+  return [=](std::int64_t done, std::int64_t total) mutable {
     const auto now = Clock::now();
     if (status != nullptr && (now >= next_status || done == total)) {
       nlohmann::json j = status->last();
-      j["state"] = "hashing";
+      j["state"] = verb;
       j["pieces_total"] = total;
       j["pieces_done"] = done;
       status->Update(std::move(j));
@@ -225,17 +242,38 @@ Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const 
       rate = "  " + FormatBytes(frac * static_cast<double>(bytes_total) / secs) + "/s";
     }
     if (mode == ProgressMode::kBar) {
-      std::fprintf(stderr, "\rhashing %s: %5.1f%% (%lld/%lld pieces)%s\033[K%s", label.c_str(),
-                   100 * frac, static_cast<long long>(done), static_cast<long long>(total),
-                   rate.c_str(), done == total ? "\n" : "");
+      std::fprintf(stderr, "\r%s %s: %5.1f%% (%lld/%lld pieces)%s\033[K%s", verb.c_str(),
+                   label.c_str(), 100 * frac, static_cast<long long>(done),
+                   static_cast<long long>(total), rate.c_str(), done == total ? "\n" : "");
       next = now + std::chrono::milliseconds(200);
     } else {
-      std::fprintf(stderr, "hashing %s: %5.1f%% (%lld/%lld pieces)%s\n", label.c_str(), 100 * frac,
-                   static_cast<long long>(done), static_cast<long long>(total), rate.c_str());
+      std::fprintf(stderr, "%s %s: %5.1f%% (%lld/%lld pieces)%s\n", verb.c_str(), label.c_str(),
+                   100 * frac, static_cast<long long>(done), static_cast<long long>(total),
+                   rate.c_str());
       next = now + interval;
     }
   };
-  return BuildMetainfo(options);
+}
+
+Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f,
+                                                    StatusFile* status) {
+  const std::string label = options.path.filename().string();
+  std::error_code ec;
+  const auto bytes_total = std::filesystem::is_regular_file(options.path, ec)
+                               ? std::filesystem::file_size(options.path, ec)
+                               : 0;
+  options.progress =
+      MakeHashProgress("hashing", label, static_cast<std::int64_t>(bytes_total), f, status);
+  auto built = BuildMetainfo(options);
+  if (built) {
+    const proto::Logger log = MakeLogger(f);
+    if (built->hashes_from_cache) {
+      log.Info("piece hashes of " + label + " reused from " + options.hash_cache_dir.string() +
+               " (no file changed since they were computed; --rehash reads them again)");
+    }
+    if (!built->cache_warning.empty()) log.Warning(built->cache_warning);
+  }
+  return built;
 }
 
 }  // namespace swarmcast::node::cli

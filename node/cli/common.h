@@ -5,11 +5,15 @@
 
 #include <boost/program_options.hpp>
 #include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "node/metainfo_builder.h"
 #include "node/registry_client.h"
+#include "node/registry_retry.h"
 #include "node/status_file.h"
 #include "node/transfer.h"
 #include "proto/log.h"
@@ -52,11 +56,12 @@ struct NetworkFlags {
 };
 void AddNetworkOptions(po::options_description& d, NetworkFlags& f);
 
-// --tracker, --token, --timeout.
+// --tracker, --token, --timeout, --tracker-retry.
 struct TrackerFlags {
   std::string tracker;
   std::string token;
   std::string timeout = "10s";
+  std::string retry_for = "5m";
 };
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f);
 // The swarm's token: --token, else $SWARMCAST_TOKEN, else empty. The
@@ -76,6 +81,8 @@ std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f, const prot
 std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& f,
                                                             const proto::Logger& log);
 std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const proto::Logger& log);
+// --tracker-retry as a policy; nullopt after printing why.
+std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Logger& log);
 ProgressMode ChooseProgressMode(const CommonFlags& f);
 std::chrono::milliseconds ProgressInterval(const CommonFlags& f);
 
@@ -89,25 +96,26 @@ proto::Logger MakeLogger(const CommonFlags& f);
 int ExitFor(const RegistryError& e);
 int ExitFor(const TransferError& e);
 
-}  // namespace swarmcast::node::cli
-
-#include "node/metainfo_builder.h"
-
-namespace swarmcast::node::cli {
+// Progress of hashing `label` (`verb`: "hashing", "checking") as a bar or
+// lines on stderr (per CommonFlags) and in `status` (may be null).
+using HashProgress = std::function<void(std::int64_t done, std::int64_t total)>;
+HashProgress MakeHashProgress(const std::string& verb, const std::string& label,
+                              std::int64_t bytes_total, const CommonFlags& f, StatusFile* status);
 
 // BuildMetainfo with a progress bar / lines on stderr (per CommonFlags),
 // and the hashing progress in `status` (may be null).
 Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const CommonFlags& f,
                                                     StatusFile* status = nullptr);
+
+// --rehash on create and seed.
+inline constexpr const char* kRehashHelp =
+    "hash every piece again instead of reusing the hashes kept from an earlier run on the same, "
+    "unchanged files (same path, size, inode, mtime and ctime; kept in "
+    "$SWARMCAST_CACHE_DIR, $XDG_CACHE_HOME/swarmcast or ~/.cache/swarmcast)";
+
 // Applies a --piece-size flag ("auto" or a size such as 1MiB) to `b`;
 // false after printing why.
 bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b, const proto::Logger& log);
-
-}  // namespace swarmcast::node::cli
-
-#include <nlohmann/json.hpp>
-
-namespace swarmcast::node::cli {
 
 // The fields of a TransferReport, as `--json` prints them.
 nlohmann::json ReportJson(const TransferReport& r);

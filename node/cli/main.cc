@@ -8,6 +8,7 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/json_output.h"
 
 namespace {
 
@@ -22,8 +23,9 @@ constexpr char kHelp[] =
     "  create PATH -o FILE.torrent            hash PATH into a metainfo file\n"
     "  seed PATH --tracker URL [--name NAME]  hash, publish to the tracker, seed\n"
     "  get NAME|INFOHASH --tracker URL -o DIR download, verify, then serve others\n"
-    "  status [--tracker URL NAME]            this machine's transfers, or a\n"
+    "  status [--tracker URL NAME] [--watch]  this machine's transfers, or a\n"
     "                                         swarm's completion at the tracker\n"
+    "  ls --tracker URL                       the swarms the tracker publishes\n"
     "\n"
     "`swarmcast COMMAND --help` explains each command's options. Every command\n"
     "takes --json (one JSON object on stdout) and shows progress on stderr: a\n"
@@ -46,16 +48,22 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   const std::string cmd = argv[1];
+  // Seen before the command parses its options, so that a usage error is
+  // reported in JSON too.
+  for (int i = 2; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--json")) Output().Enable();
+  }
   const swarmcast::proto::Logger log = MakeLogger(CommonFlags{});
   try {
-    if (cmd == "create") return RunCreate(argc - 1, argv + 1);
-    if (cmd == "seed") return RunSeed(argc - 1, argv + 1);
-    if (cmd == "get") return RunGet(argc - 1, argv + 1);
-    if (cmd == "status") return RunStatus(argc - 1, argv + 1);
+    if (cmd == "create") return Output().Finish(RunCreate(argc - 1, argv + 1));
+    if (cmd == "seed") return Output().Finish(RunSeed(argc - 1, argv + 1));
+    if (cmd == "get") return Output().Finish(RunGet(argc - 1, argv + 1));
+    if (cmd == "status") return Output().Finish(RunStatus(argc - 1, argv + 1));
+    if (cmd == "ls") return Output().Finish(RunLs(argc - 1, argv + 1));
   } catch (const std::exception& e) {
     log.Error(std::string("internal error: ") + e.what());
-    return kExitFailure;
+    return Output().Finish(kExitFailure);
   }
   log.Error("unknown command '" + cmd + "' (try swarmcast --help)");
-  return kExitUsage;
+  return Output().Finish(kExitUsage);
 }

@@ -12,18 +12,18 @@ std::string SubscriberAddresses::Normalize(std::string_view ip) {
 }
 
 void SubscriberAddresses::Add(std::string_view ip) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   ++count_[Normalize(ip)];
 }
 
 void SubscriberAddresses::Remove(std::string_view ip) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = count_.find(Normalize(ip));
   if (it != count_.end() && --it->second <= 0) count_.erase(it);
 }
 
 bool SubscriberAddresses::Contains(std::string_view ip) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   return count_.contains(Normalize(ip));
 }
 

@@ -10,25 +10,26 @@
 // Thread-safe: the push thread writes, libtorrent's network thread reads.
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+
+#include "proto/mutex.h"
 
 namespace swarmcast::push {
 
 class SubscriberAddresses {
  public:
-  void Add(std::string_view ip);
-  void Remove(std::string_view ip);
-  bool Contains(std::string_view ip) const;
+  void Add(std::string_view ip) EXCLUDES(mutex_);
+  void Remove(std::string_view ip) EXCLUDES(mutex_);
+  bool Contains(std::string_view ip) const EXCLUDES(mutex_);
 
   // "::ffff:10.0.0.2" -> "10.0.0.2"; other addresses unchanged.
   static std::string Normalize(std::string_view ip);
 
  private:
-  mutable std::mutex mutex_;
-  std::unordered_map<std::string, int> count_;
+  mutable Mutex mutex_;
+  std::unordered_map<std::string, int> count_ GUARDED_BY(mutex_);
 };
 
 }  // namespace swarmcast::push

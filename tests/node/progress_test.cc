@@ -36,7 +36,19 @@ TEST(Progress, BarShowsRatePeersEtaAndFitsTheWidth) {
   EXPECT_NE(bar.find("down 50.0 MiB/s"), std::string::npos) << bar;
   EXPECT_NE(bar.find("peers 4"), std::string::npos) << bar;
   EXPECT_NE(bar.find("ETA 2s"), std::string::npos) << bar;
-  EXPECT_EQ(RenderBar(Half(), 40).size(), 40u);
+}
+
+TEST(Progress, TheBarFitsEveryTerminalWidthAndKeepsTheEssentials) {
+  for (int width : {20, 40, 60, 79, 100, 200}) {
+    const std::string bar = RenderBar(Half(), width);
+    EXPECT_LE(static_cast<int>(bar.size()), width) << bar;
+    EXPECT_NE(bar.find("50.0%"), std::string::npos) << width << ": " << bar;
+  }
+  // At 79 columns (an 80-column terminal less one) the rate and ETA stay.
+  const std::string narrow = RenderBar(Half(), 79);
+  EXPECT_NE(narrow.find("down 50.0 MiB/s"), std::string::npos) << narrow;
+  EXPECT_NE(narrow.find("ETA 2s"), std::string::npos) << narrow;
+  EXPECT_NE(narrow.find("[#"), std::string::npos) << narrow;
 }
 
 TEST(Progress, PlainLineNamesTheTransfer) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -117,6 +118,18 @@ void WriteRandomFile(const fs::path& path, std::size_t size, unsigned seed) {
   std::ofstream(path, std::ios::binary).write(data.data(), static_cast<std::streamsize>(size));
 }
 
+std::string WaitSeedPublished(Child& seed) {
+  static const std::regex kPublished(R"(published .* \(([0-9a-f]{40})\) at )");
+  std::string info_hash;
+  WaitUntil(std::chrono::seconds(60), [&] {
+    std::smatch m;
+    const std::string err = seed.Stderr();
+    if (std::regex_search(err, m, kPublished)) info_hash = m[1];
+    return !info_hash.empty() || !seed.Running();
+  });
+  return info_hash;
+}
+
 std::string ReadAll(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::ostringstream s;
@@ -187,7 +200,8 @@ fs::path LocalSwarmTest::Dir(const std::string& sub) {
 }
 
 std::vector<std::string> LocalSwarmTest::Env() {
-  return {"SWARMCAST_STATE_DIR=" + Dir("state").string()};
+  return {"SWARMCAST_STATE_DIR=" + Dir("state").string(),
+          "SWARMCAST_CACHE_DIR=" + Dir("cache").string()};
 }
 
 std::unique_ptr<Child> LocalSwarmTest::Run(const std::string& log, std::vector<std::string> args) {

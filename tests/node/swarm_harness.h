@@ -80,6 +80,11 @@ RunningTracker StartTracker(const fs::path& dir);
 
 using swarmcast::testing::WaitUntil;
 
+// The info-hash a running `swarmcast seed` published, from its stderr line
+// "published NAME as 'REG' (INFOHASH) at ..." ("re-published" too); empty
+// if it exited or did not publish within a minute.
+std::string WaitSeedPublished(Child& seed);
+
 // The swarmcast binary, and common argument lists for it.
 std::string SwarmcastBin();
 std::string TrackerBin();
@@ -92,7 +97,7 @@ class LocalSwarmTest : public ::testing::Test {
 
   // A subdirectory of the scratch directory, created.
   fs::path Dir(const std::string& sub);
-  // Every swarmcast process keeps its state files in one place here.
+  // Every swarmcast process keeps its state files and hash cache here.
   std::vector<std::string> Env();
   // Starts `swarmcast args...`, logging to <scratch>/<log>.out and .err.
   std::unique_ptr<Child> Run(const std::string& log, std::vector<std::string> args);

@@ -37,6 +37,24 @@ TEST(Logger, LevelsFilterAndADefaultLoggerIsSilent) {
   EXPECT_FALSE(none.Enabled(LogLevel::kError));
 }
 
+TEST(Logger, TheObserverSeesEachShownMessageUnformattedBeforeTheSink) {
+  std::vector<std::string> seen;
+  std::vector<std::string> lines;
+  const Logger log(
+      "t", LogLevel::kWarning,
+      [&](std::string_view l) {
+        lines.emplace_back(l);
+        EXPECT_EQ(seen.size(), lines.size()) << "observed first";
+      },
+      [&](LogLevel level, std::string_view m) {
+        seen.push_back(std::string(LogLevelName(level)) + "|" + std::string(m));
+      });
+  log.Info("filtered out");
+  log.Error("disk full");
+  EXPECT_EQ(seen, std::vector<std::string>{"error|disk full"});
+  EXPECT_EQ(lines, std::vector<std::string>{"t: error: disk full"});
+}
+
 TEST(LogLevel, ParsesItsNames) {
   EXPECT_EQ(*ParseLogLevel("debug"), LogLevel::kDebug);
   EXPECT_EQ(*ParseLogLevel("warning"), LogLevel::kWarning);

@@ -860,8 +860,6 @@ TEST(PushFrameDecode, BytesNeeded) {
 // The hex dumps in docs/protocol.md, keyed by the name in their
 // "<!-- dump: NAME -->" marker. Each dump line is "hex bytes | comment".
 std::map<std::string, Bytes> ReadDocumentedDumps() {
-  // From the source tree's root, not __FILE__: a compiler cache may make
-  // that path relative to the build directory.
   const auto path = std::filesystem::path(SWARMCAST_SOURCE_DIR) / "docs/protocol.md";
   std::ifstream in(path);
   EXPECT_TRUE(in) << "cannot open " << path;
