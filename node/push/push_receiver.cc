@@ -49,8 +49,6 @@ Result<std::unique_ptr<PushReceiver>, std::string> PushReceiver::Start(
   // Two pieces at least, so that one can be assembled while the last is
   // being written.
   r->budget_ = std::max<std::uint64_t>(r->options_.budget, 2 * std::uint64_t{g.piece_length});
-  r->rate_ = TokenBucket(r->options_.max_rate);
-  r->have_.assign(g.piece_count, false);
 
   proto::Hello hello;
   hello.hash_kind = r->identity_.hash_kind;
@@ -59,10 +57,15 @@ Result<std::unique_ptr<PushReceiver>, std::string> PushReceiver::Start(
   hello.geometry = g;
   hello.token = r->options_.token;
   hello.bitfield.assign(proto::BitfieldSize(g.piece_count), 0);
-  for (std::uint32_t p = 0; p < g.piece_count && p < have.size(); ++p) {
-    if (!have[p]) continue;
-    hello.bitfield[p / 8] |= static_cast<std::uint8_t>(0x80 >> (p % 8));
-    r->have_[p] = true;
+  {
+    MutexLock lock(r->mutex_);
+    r->rate_ = TokenBucket(r->options_.max_rate);
+    r->have_.assign(g.piece_count, false);
+    for (std::uint32_t p = 0; p < g.piece_count && p < have.size(); ++p) {
+      if (!have[p]) continue;
+      hello.bitfield[p / 8] |= static_cast<std::uint8_t>(0x80 >> (p % 8));
+      r->have_[p] = true;
+    }
   }
   r->QueueFrame(hello);
   r->thread_ = std::thread([raw = r.get()] { raw->Run(); });
@@ -72,7 +75,7 @@ Result<std::unique_ptr<PushReceiver>, std::string> PushReceiver::Start(
 PushReceiver::~PushReceiver() {
   QueueFrame(ByeFor(proto::ByeReason::kNormal, "done"));
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stop_ = true;
   }
   Wake();
@@ -87,7 +90,7 @@ void PushReceiver::Wake() {
 void PushReceiver::QueueFrame(const proto::Message& m) {
   std::vector<std::uint8_t> frame(proto::EncodedSize(m));
   if (!proto::EncodeMessage(m, frame, &identity_.geometry()).ok()) return;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   outbox_.insert(outbox_.end(), frame.begin(), frame.end());
 }
 
@@ -95,7 +98,7 @@ void PushReceiver::NotifyHave(std::uint32_t piece) {
   if (piece >= identity_.geometry().piece_count) return;
   QueueFrame(proto::Have{piece});
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     have_[piece] = true;
   }
   Wake();
@@ -110,7 +113,7 @@ void PushReceiver::Release(std::uint64_t bytes) {
 }
 
 void PushReceiver::ChargeRate(std::int64_t bytes) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   rate_.Take(bytes);
 }
 
@@ -131,7 +134,7 @@ bool PushReceiver::Reserve(std::uint64_t bytes) {
 
 // Writes as much of the outbox as the socket takes now.
 bool PushReceiver::Flush(std::string* why) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::size_t sent = 0;
   while (sent < outbox_.size()) {
     const ssize_t n = ::send(socket_.get(), outbox_.data() + sent, outbox_.size() - sent,
@@ -186,7 +189,7 @@ bool PushReceiver::OnMessage(proto::Message& m, std::string* why) {
 PushReceiver::ChunkOutcome PushReceiver::OnChunk(const proto::Piece& chunk, std::string* why) {
   bool had;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     had = have_[chunk.piece];
   }
   if (had) {  // verified meanwhile by another path: drop it, and what came of it
@@ -239,7 +242,7 @@ void PushReceiver::Run() {
   int low_water = 1;
   while (true) {
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (stop_) why = "stopped";
     }
     if (!why.empty()) break;
@@ -257,7 +260,7 @@ void PushReceiver::Run() {
     std::chrono::milliseconds rate_wait;
     bool want_write;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       allowance = rate_.Available(now);
       rate_wait = rate_.Wait();
       want_write = !outbox_.empty();
@@ -319,7 +322,7 @@ void PushReceiver::Run() {
       }
       decoder_.Commit(static_cast<std::size_t>(n));
       {
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         rate_.Take(n);
       }
       last_input = now;

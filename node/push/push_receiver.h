@@ -33,7 +33,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -43,6 +42,7 @@
 #include "node/push/tcp.h"
 #include "node/push/token_bucket.h"
 #include "proto/content_layout.h"
+#include "proto/mutex.h"
 #include "proto/push_frame.h"
 #include "proto/result.h"
 
@@ -150,11 +150,11 @@ class PushReceiver {
   UniqueFd socket_;
   UniqueFd wake_;  // eventfd: new HAVEs, released room, or stop
 
-  mutable std::mutex mutex_;  // guards outbox_, stop_, have_ and rate_
-  std::vector<std::uint8_t> outbox_;
-  bool stop_ = false;
-  std::vector<bool> have_;
-  TokenBucket rate_{0};
+  mutable Mutex mutex_;
+  std::vector<std::uint8_t> outbox_ GUARDED_BY(mutex_);
+  bool stop_ GUARDED_BY(mutex_) = false;
+  std::vector<bool> have_ GUARDED_BY(mutex_);
+  TokenBucket rate_ GUARDED_BY(mutex_){0};
 
   // Receive-thread state.
   proto::PushFrameDecoder decoder_;

@@ -12,7 +12,6 @@
 #include <cstring>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 
 #include "node/push/admission.h"
@@ -21,6 +20,7 @@
 #include "node/push/push_scheduler.h"
 #include "node/push/tcp.h"
 #include "node/push/token_bucket.h"
+#include "proto/mutex.h"
 
 namespace swarmcast::push {
 
@@ -65,7 +65,7 @@ class PushSender::Loop {
   }
   std::string_view backend_name() const { return backend_->name(); }
   PushSenderStats stats() const {
-    std::lock_guard lock(stats_mutex_);
+    MutexLock lock(stats_mutex_);
     return stats_;
   }
 
@@ -138,7 +138,7 @@ class PushSender::Loop {
   enum class LeaveKind { kLeft, kDropped };
   void Drop(SubscriberId id, LeaveKind kind, const std::string& why);
   void UpdateStats(const std::function<void(PushSenderStats&)>& f) {
-    std::lock_guard lock(stats_mutex_);
+    MutexLock lock(stats_mutex_);
     f(stats_);
   }
 
@@ -164,8 +164,8 @@ class PushSender::Loop {
   TokenBucket bucket_;  // --max-upload-rate
   int wait_ms_ = 500;   // the next epoll_wait timeout
 
-  mutable std::mutex stats_mutex_;
-  PushSenderStats stats_;
+  mutable Mutex stats_mutex_;
+  PushSenderStats stats_ GUARDED_BY(stats_mutex_);
 };
 
 void PushSender::Loop::Run() {
