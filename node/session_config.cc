@@ -72,4 +72,12 @@ lt::session_params LanSessionParams(const NetworkOptions& net) {
   return params;
 }
 
+lt::load_torrent_limits TorrentLoadLimits() {
+  lt::load_torrent_limits limits;
+  limits.max_buffer_size = 32 << 20;
+  limits.max_pieces = 0x200000;
+  limits.max_decode_tokens = 4000000;
+  return limits;
+}
+
 }  // namespace swarmcast::node

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <libtorrent/session_params.hpp>
+#include <libtorrent/torrent_info.hpp>
 #include <string>
 
 #include "node/transfer.h"
@@ -25,5 +26,9 @@ lt::settings_pack LanSettings(const NetworkOptions& net);
 
 // Settings plus the chosen disk I/O back-end.
 lt::session_params LanSessionParams(const NetworkOptions& net);
+
+// The bounds libtorrent's own parse of a metainfo works within (after
+// proto::CheckMetainfo has passed it): the same everywhere a node loads one.
+lt::load_torrent_limits TorrentLoadLimits();
 
 }  // namespace swarmcast::node

@@ -77,6 +77,10 @@ struct TransferHooks {
   std::function<void(std::uint32_t piece)> on_piece_verified;  // any source
   std::function<void(std::uint32_t piece)> on_hash_failed;     // any source
   std::function<void()> on_stop;  // before the session goes away: stop feeding
+  // Every progress tick (500 ms): the payload bytes received over the
+  // BitTorrent wire so far (the push receiver counts them against
+  // --max-download-rate).
+  std::function<void(std::int64_t wire_payload_bytes)> on_tick;
   // The BitTorrent listen socket is bound (TCP port; useful with port 0).
   std::function<void(std::uint16_t port)> on_listening;
 };
@@ -124,9 +128,10 @@ struct TransferOptions {
   // BitTorrent wire (node/wire_gate.h). Called on libtorrent's network
   // thread; must be thread-safe.
   std::function<bool(std::string_view ip)> served_by_push;
-  // Seed: payload bytes sent so far outside libtorrent (the push channel;
-  // any thread). Progress lines and the status file count them in the
-  // upload figures; the report's uploaded_bytes stays the wire's alone.
+  // Payload bytes moved so far outside libtorrent, by the push channel:
+  // a seed's sent, a get's received (control thread). They count in the
+  // rates, the progress, the status file and the report's totals, which
+  // also give the wire's and the push channel's share apart.
   std::function<std::int64_t()> pushed_bytes;
 
   // Notes (resume, bans, tracker errors, stop) go here.
@@ -161,6 +166,7 @@ enum class TransferEnd {
 };
 
 struct TransferReport {
+  TransferOptions::Role role = TransferOptions::Role::kGet;
   TransferEnd end = TransferEnd::kCompleted;
   std::string name;
   std::string info_hash;
@@ -170,8 +176,14 @@ struct TransferReport {
   std::int64_t pieces_total = 0;
   std::int64_t pieces_at_start = 0;  // verified pieces when the check ended
   std::int64_t pieces_done = 0;
-  std::int64_t downloaded_bytes = 0;  // payload received by this process
+  // Payload received / sent by this process, whatever the path, and the
+  // share of the BitTorrent wire and of the push channel in it.
+  std::int64_t downloaded_bytes = 0;
+  std::int64_t downloaded_wire_bytes = 0;
+  std::int64_t downloaded_push_bytes = 0;
   std::int64_t uploaded_bytes = 0;
+  std::int64_t uploaded_wire_bytes = 0;
+  std::int64_t uploaded_push_bytes = 0;
   std::int64_t failed_bytes = 0;  // received bytes that failed a hash check
   int hash_failures = 0;
   int banned_peers = 0;

@@ -151,8 +151,10 @@ int RunSeed(int argc, char** argv) {
   // The check computed the info-hash the registry will key the swarm by:
   // the push sender starts first, so one publish carries its endpoint.
   const std::string info_hash = proto::ToHex(summary->info_hash);
-  auto push = StartSeedPush(push_flags, content, *summary, info_hash, client->url(),
-                            netopts->max_upload_rate, log);
+  auto push = StartSeedPush(
+      push_flags,
+      {content, torrent_bytes, info_hash, client->url(), netopts->max_upload_rate, client->token()},
+      log);
   if (!push) {
     log.Error(push.error());
     return kExitNetwork;

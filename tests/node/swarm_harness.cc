@@ -1,8 +1,10 @@
 #include "tests/node/swarm_harness.h"
 
 #include <fcntl.h>
+#include <openssl/sha.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <thread>
 
 #include "node/registry_client.h"
+#include "proto/hex.h"
 
 extern char** environ;
 
@@ -61,9 +64,11 @@ std::optional<int> Child::Wait(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!status_) {
     int st = 0;
-    const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+    rusage usage{};
+    const pid_t r = ::wait4(pid_, &st, WNOHANG, &usage);
     if (r == pid_) {
       status_ = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+      peak_rss_ = std::int64_t{usage.ru_maxrss} * 1024;  // Linux gives KiB
       break;
     }
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
@@ -130,6 +135,13 @@ std::string ReadAll(const fs::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+std::string Sha256Of(const fs::path& p) {
+  const std::string bytes = ReadAll(p);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  return proto::ToHex(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 bool SameContent(const fs::path& a, const fs::path& b) {

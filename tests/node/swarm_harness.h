@@ -41,10 +41,13 @@ class Child {
   std::string Stderr() const;
   // Stdout's last line parsed as JSON (empty object if none).
   nlohmann::json JsonOut() const;
+  // Once it has exited (Wait): its peak resident set, in bytes.
+  std::optional<std::int64_t> peak_rss() const { return peak_rss_; }
 
  private:
   pid_t pid_ = -1;
   std::optional<int> status_;
+  std::optional<std::int64_t> peak_rss_;
   fs::path out_, err_;
 };
 
@@ -62,6 +65,8 @@ class TempDir {
 // Writes `size` pseudo-random bytes (deterministic per seed).
 void WriteRandomFile(const fs::path& path, std::size_t size, unsigned seed);
 bool SameContent(const fs::path& a, const fs::path& b);
+// The SHA-256 of a file's bytes, in hex.
+std::string Sha256Of(const fs::path& p);
 std::string ReadAll(const fs::path& p);
 
 // swarmcast-tracker on 127.0.0.1 at a port the kernel picks (no window in
