@@ -221,7 +221,11 @@ class Transfer {
     return std::nullopt;
   }
 
-  bool WireHeld() const { return IsGet() && o_.wire_hold.count() > 0; }
+  // A get holds back its trackers and peers while the push subscription is
+  // set up (wire_hold), and while it salvages verified pieces after a
+  // restart: peers connected during the salvage were sent requests for
+  // pieces it was about to find on disk (62 pieces of 244 fetched twice).
+  bool WireHeld() const { return IsGet() && (o_.wire_hold.count() > 0 || resumed_); }
 
   // libtorrent's tracker alerts name the URL, announce token included.
   std::string Redacted(std::string text) const {
@@ -289,7 +293,11 @@ class Transfer {
                     std::to_string(report_.pieces_total) + " pieces verified");
       }
       if (IsGet() && resumed_) Salvage();
-      if (WireHeld() && !wire_started_) wire_hold_until_ = Clock::now() + o_.wire_hold;
+      if (o_.wire_hold.count() == 0) {
+        StartWire();  // only the salvage held it
+      } else if (!wire_started_) {
+        wire_hold_until_ = Clock::now() + o_.wire_hold;
+      }
       if (o_.hooks.on_ready) o_.hooks.on_ready(MakeFeed());
     } else if (lt::alert_cast<lt::torrent_finished_alert>(a)) {
       if (IsGet()) OnDownloadVerified();
