@@ -152,8 +152,7 @@ int RunSeed(int argc, char** argv) {
   // the push sender starts first, so one publish carries its endpoint.
   const std::string info_hash = proto::ToHex(summary->info_hash);
   auto push = StartSeedPush(
-      push_flags,
-      {content, torrent_bytes, info_hash, client->url(), netopts->max_upload_rate, client->token()},
+      push_flags, {content, torrent_bytes, info_hash, client->url(), netopts->max_upload_rate},
       log);
   if (!push) {
     log.Error(push.error());

@@ -44,7 +44,10 @@ void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
       "IP address published for the push channel (default: the one facing the tracker)")(
       "fanout", po::value(&f.fanout)->default_value(f.fanout),
       "how one piece goes to many sockets: auto (kmod if /dev/swarmfan opens, else splice), "
-      "kmod, splice, sendfile or copy");
+      "kmod, splice, sendfile or copy")(
+      "push-token", po::value(&f.tokens)->composing(),
+      "push only to subscribers whose HELLO carries this token (repeatable; give a private "
+      "tracker's announce tokens: gets present their --token); default: any subscriber");
 }
 
 Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f, const SeedPushContext& c,
@@ -79,7 +82,7 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f, const SeedPu
   options.port = bind->port;
   options.fanout = *kind;
   options.max_rate = c.max_rate;
-  if (!c.token.empty()) options.tokens = {c.token};
+  options.tokens = f.tokens;
   options.addresses = std::make_shared<push::SubscriberAddresses>();
   auto addresses = options.addresses;
   auto sender = push::PushSender::Start(std::move(source), std::move(options), log);
@@ -88,11 +91,11 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f, const SeedPu
   out.endpoint = proto::FormatEndpoint(advertise, (*sender)->port());
   out.sender = std::move(*sender);
   out.addresses = std::move(addresses);
-  out.private_mode = !c.token.empty();
+  out.private_mode = !f.tokens.empty();
   log.Info("push: serving on " + out.endpoint + " with the " +
            std::string(out.sender->backend_name()) + " fan-out, " +
            (out.private_mode ? "to subscribers with the swarm's token"
-                             : "to any subscriber on the network (no --token)"));
+                             : "to any subscriber on the network (no --push-token)"));
   return out;
 }
 

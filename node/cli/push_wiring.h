@@ -3,14 +3,16 @@
 // (node/push/ has the channel itself). Any layout pushes: pieces reach the
 // files through the torrent's file layout (node/torrent_layout.h).
 //
-// Private mode: a node given the swarm's token (--token or
-// $SWARMCAST_TOKEN) sends it in its HELLO, and a seed given one pushes only
-// to subscribers that send it.
+// Private mode: a get sends its token (--token, --token-file or
+// $SWARMCAST_TOKEN) in its HELLO, and a seed given --push-token pushes only
+// to subscribers that send one of those tokens. (The seed's own --token is
+// the registry's admin token, which gets do not hold.)
 #pragma once
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "node/cli/common.h"
 #include "node/push/push_download.h"
@@ -24,6 +26,9 @@ struct PushSeedFlags {
   std::string listen = "0.0.0.0:0";
   std::string advertise;  // default: the address that faces the tracker
   std::string fanout = "auto";
+  // Tokens a subscriber's HELLO must carry (a private swarm's announce
+  // tokens); none: any subscriber on the network.
+  std::vector<std::string> tokens;
 };
 void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f);
 
@@ -41,7 +46,6 @@ struct SeedPushContext {
   std::string info_hash_hex;
   TrackerUrl tracker;
   std::int64_t max_rate = 0;  // --max-upload-rate
-  std::string token;          // private mode when not empty
 };
 // Starts the push sender (push off: a SeedPush without sender, and why in
 // the log). Errors are bad flags or a sender that cannot start.

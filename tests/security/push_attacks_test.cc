@@ -81,9 +81,19 @@ TEST_F(PushAttackTest, IdleConnectionsFromOneHostDoNotKeepARealGetOut) {
 }
 
 TEST_F(PushAttackTest, PrivateSeedPushesOnlyToSubscribersWithItsToken) {
-  auto seed = StartSeed(payload_, "payload", {"--token", "lab-secret"});
+  // The seed publishes with the tracker's token (Env()) and pushes only to
+  // subscribers presenting the swarm's push token; a get presents its own.
+  auto seed = StartSeed(payload_, "payload", {"--push-token", "lab-secret"});
   auto wrong = Get("payload", "127.0.0.3", "wrong", {"--token", "lab-secrex"});
-  auto none = Get("payload", "127.0.0.4", "none");
+  std::vector<std::string> no_token_env;
+  for (const std::string& e : Env()) {
+    if (!e.starts_with("SWARMCAST_TOKEN=")) no_token_env.push_back(e);
+  }
+  auto none = std::make_unique<Child>(
+      std::vector<std::string>{SwarmcastBin(), "get", "payload", "--tracker", url_, "-o",
+                               Dir("none").string(), "--listen", "127.0.0.4:0", "--no-linger",
+                               "--json"},
+      dir_->path() / "get-none", no_token_env);
   auto right = Get("payload", "127.0.0.5", "right", {"--token", "lab-secret"});
   for (auto* g : {wrong.get(), none.get(), right.get()}) {
     ASSERT_EQ(g->Wait(90s), 0) << g->Stderr();
