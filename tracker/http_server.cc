@@ -15,8 +15,9 @@ using tcp = net::ip::tcp;
 class HttpServer::Acceptor : public std::enable_shared_from_this<HttpServer::Acceptor> {
  public:
   Acceptor(net::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher, Metrics& metrics,
-           proto::Logger log)
+           proto::Logger log, std::shared_ptr<net::ssl::context> tls)
       : io_(io),
+        tls_(std::move(tls)),
         acceptor_(net::make_strand(io)),
         backoff_timer_(acceptor_.get_executor()),
         limits_(limits),
@@ -98,12 +99,20 @@ class HttpServer::Acceptor : public std::enable_shared_from_this<HttpServer::Acc
       s.close(ec);  // over the connection cap: refuse cheaply
       return;
     }
-    std::make_shared<detail::HttpSession<tcp::socket>>(std::move(s), peer_.address(), limits_,
-                                                       dispatcher_, metrics_)
+    if (tls_) {
+      std::make_shared<detail::HttpSession<detail::TlsStream>>(std::move(s), tls_, peer_.address(),
+                                                               limits_, dispatcher_, metrics_)
+          ->Start();
+      return;
+    }
+    std::make_shared<detail::HttpSession<tcp::socket>>(
+        std::move(s), detail::HttpSession<tcp::socket>::TlsContextRef{}, peer_.address(), limits_,
+        dispatcher_, metrics_)
         ->Start();
   }
 
   net::io_context& io_;
+  const std::shared_ptr<net::ssl::context> tls_;  // null: plain HTTP
   tcp::acceptor acceptor_;
   net::steady_timer backoff_timer_;
   std::chrono::milliseconds backoff_{0};  // current pause; 0 when accepting normally
@@ -115,8 +124,9 @@ class HttpServer::Acceptor : public std::enable_shared_from_this<HttpServer::Acc
 };
 
 HttpServer::HttpServer(net::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher,
-                       Metrics& metrics, proto::Logger log)
-    : acceptor_(std::make_shared<Acceptor>(io, limits, dispatcher, metrics, std::move(log))) {}
+                       Metrics& metrics, proto::Logger log, std::shared_ptr<net::ssl::context> tls)
+    : acceptor_(std::make_shared<Acceptor>(io, limits, dispatcher, metrics, std::move(log),
+                                           std::move(tls))) {}
 HttpServer::~HttpServer() = default;
 boost::system::error_code HttpServer::Listen(const tcp::endpoint& at) {
   return acceptor_->Listen(at);

@@ -3,9 +3,12 @@
 // the HttpDispatcher, writes the reply, keeps the connection alive when the
 // client asks for it.
 //
-// A template over the stream, so that plain TCP and any wrapping stream
-// run the same request logic, each compiled for its own type: the plain
-// path pays nothing for the others. Internal to http_server.cc.
+// A template over the stream, so that plain TCP (tcp::socket) and TLS
+// (TlsStream) run the same request logic, each compiled for its own type:
+// the plain path pays nothing for TLS. A TLS session first completes its
+// handshake within HttpLimits::tls_handshake_timeout, and after its last
+// reply sends close_notify (bounded by the request timeout). Internal to
+// http_server.cc.
 //
 // Threads: the session runs on its socket's executor (a strand per
 // connection when several threads run the io_context); the dispatcher may
@@ -19,10 +22,12 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 #include "tracker/http_server.h"
 
@@ -35,12 +40,23 @@ using tcp = net::ip::tcp;
 
 inline std::string_view Sv(beast::string_view s) { return {s.data(), s.size()}; }
 
+using TlsStream = beast::ssl_stream<tcp::socket>;
+
 template <class Stream>
 class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+  struct NoContext {};
+
  public:
-  HttpSession(Stream&& stream, const net::ip::address& remote, const HttpLimits& limits,
-              HttpDispatcher& dispatcher, Metrics& metrics)
-      : stream_(std::move(stream)),
+  // What a session holds of the TLS context: the context itself, so that
+  // it outlives the session's SSL object even when sessions are freed
+  // after the listener at shutdown. Nothing for plain TCP.
+  using TlsContextRef = std::conditional_t<kTls, std::shared_ptr<net::ssl::context>, NoContext>;
+
+  HttpSession(tcp::socket&& socket, TlsContextRef tls, const net::ip::address& remote,
+              const HttpLimits& limits, HttpDispatcher& dispatcher, Metrics& metrics)
+      : tls_(std::move(tls)),
+        stream_(MakeStream(std::move(socket), tls_)),
         timer_(stream_.get_executor()),
         limits_(limits),
         dispatcher_(dispatcher),
@@ -56,12 +72,41 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
   void Start() {
     // No TCP_NODELAY: every response leaves in one write, so Nagle never
     // holds it back, and the setsockopt would cost a syscall per connection.
-    net::dispatch(stream_.get_executor(),
-                  [self = this->shared_from_this()] { self->ReadHeader(true); });
+    net::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+      if constexpr (kTls) {
+        self->Handshake();
+      } else {
+        self->ReadHeader(true);
+      }
+    });
   }
 
  private:
   using SteadyClock = std::chrono::steady_clock;
+
+  static Stream MakeStream(tcp::socket&& socket, const TlsContextRef& tls) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *tls);
+    } else {
+      return std::move(socket);
+    }
+  }
+
+  // A client that connects and sends nothing (or dribbles) holds a
+  // connection slot only until the handshake deadline; one that fails
+  // (plain HTTP, a wrong version, a certificate it refuses) is counted and
+  // closed without a word: there is no channel to answer on.
+  void Handshake() {
+    SetDeadline(limits_.tls_handshake_timeout);
+    stream_.async_handshake(net::ssl::stream_base::server,
+                            [self = this->shared_from_this()](beast::error_code ec) {
+                              if (ec) {
+                                self->metrics_.CountTlsHandshakeFailure();
+                                return self->Close();
+                              }
+                              self->ReadHeader(true);
+                            });
+  }
 
   // The TCP socket under the stream: timeouts and closing act on it.
   tcp::socket& Socket() { return beast::get_lowest_layer(stream_); }
@@ -165,6 +210,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
         ec == net::error::connection_reset || ec == net::error::operation_aborted) {
       return Close();
     }
+    if constexpr (kTls) {
+      // The client closed without close_notify, or TLS itself failed:
+      // there is no session left to send an HTTP error on.
+      if (ec == net::ssl::error::stream_truncated ||
+          ec.category() == net::error::get_ssl_category()) {
+        return Close();
+      }
+    }
     if (ec == http::error::header_limit) return SendError(431, "request header too large");
     if (ec == http::error::body_limit) return SendError(413, "body too large");
     SendError(400, "malformed HTTP request: " + ec.message());
@@ -234,9 +287,23 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     http::async_write(stream_, *response_,
                       [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                         if (!ec && self->body_unread_) return self->LingerClose();
-                        if (ec || !self->keep_alive_) return self->Close();
+                        if (ec) return self->Close();
+                        if (!self->keep_alive_) return self->Finish();
                         self->ReadHeader(false);
                       });
+  }
+
+  // The last reply went out. TLS: close_notify first, so the client can
+  // tell the end from a truncation; its answer (or its FIN) is awaited at
+  // most one request timeout.
+  void Finish() {
+    if constexpr (kTls) {
+      SetDeadline(limits_.request_timeout);
+      stream_.async_shutdown(
+          [self = this->shared_from_this()](beast::error_code) { self->Close(); });
+    } else {
+      Close();
+    }
   }
 
   // close() alone sends FIN after the queued response bytes; no separate
@@ -270,6 +337,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession<Stream>> {
     });
   }
 
+  [[no_unique_address]] TlsContextRef tls_;  // before stream_: destroyed after it
   Stream stream_;
   net::steady_timer timer_;
   SteadyClock::time_point deadline_{}, armed_at_{};
