@@ -1,6 +1,7 @@
 #include "tracker/tls_context.h"
 
 #include <fcntl.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <sys/stat.h>
@@ -114,11 +115,13 @@ Result<ServerTls, std::string> LoadServerTls(const std::string& cert_file,
     return Unexpected("--tls-cert " + cert_file + ": no usable certificate (" + ec.message() + ")");
   }
   ctx->use_private_key(boost::asio::buffer(*key), ssl::context::pem, ec);
-  if (ec) {
+  const auto code = static_cast<unsigned long>(ec.value());
+  if (ec &&
+      (ERR_GET_LIB(code) != ERR_LIB_X509 || ERR_GET_REASON(code) != X509_R_KEY_VALUES_MISMATCH)) {
     return Unexpected("--tls-key " + key_file + ": no usable private key (" + ec.message() +
                       "); an encrypted key is not supported");
   }
-  if (SSL_CTX_check_private_key(native) != 1) {
+  if (ec || SSL_CTX_check_private_key(native) != 1) {
     return Unexpected("--tls-key " + key_file +
                       " does not belong to the certificate in --tls-cert " + cert_file);
   }
