@@ -196,11 +196,15 @@ Result<RegistryClient::Response, RegistryError> RegistryClient::Request(const st
   ioc.run_for(timeout_ + std::chrono::milliseconds(200));
   if (stage != "done" && !failure) failure = asio::error::timed_out;
   if (failure) {
-    const std::string why = tls && stage == "TLS handshake with"
-                                ? HandshakeFailureText(tls->native_handle(), failure)
-                                : failure.message();
-    return Unexpected(Err(RegistryError::Kind::kUnreachable,
-                          stage + " " + url_.ToString() + target + ": " + why));
+    // An error from OpenSSL itself (not the socket under it, not the
+    // deadline) in the handshake is a verdict, not a passing fault.
+    const bool refused = tls && stage == "TLS handshake with" &&
+                         failure.category() == asio::error::get_ssl_category();
+    const std::string why =
+        refused ? HandshakeFailureText(tls->native_handle(), failure) : failure.message();
+    return Unexpected(
+        Err(refused ? RegistryError::Kind::kTlsRefused : RegistryError::Kind::kUnreachable,
+            stage + " " + url_.ToString() + target + ": " + why));
   }
   beast::error_code ignored;
   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);

@@ -43,6 +43,10 @@ Result<TrackerUrl, std::string> ParseTrackerUrl(std::string_view url);
 struct RegistryError {
   enum class Kind {
     kUnreachable,  // connect/read failed or timed out
+    // The TLS handshake failed on TLS itself: the certificate was refused
+    // (message says why) or the other side does not speak TLS. Final: no
+    // retry makes an untrusted tracker trusted.
+    kTlsRefused,
     kNotFound,     // 404
     kConflict,     // 409: the info-hash is published under another name
     kDenied,       // 401 (no or wrong token) or 403 (the name is another publisher's)
@@ -106,9 +110,8 @@ struct CompletionView {
 
 class RegistryClient {
  public:
-  // `tls` is required for an https URL (a failed handshake is then
-  // kUnreachable, its message saying why the certificate was refused) and
-  // unused for http.
+  // `tls` is required for an https URL (a refused handshake is then
+  // kTlsRefused, its message saying why) and unused for http.
   RegistryClient(TrackerUrl url, std::chrono::milliseconds timeout, std::string token = {},
                  ClientTlsContext tls = nullptr);
 

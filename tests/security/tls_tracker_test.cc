@@ -78,6 +78,8 @@ class TlsTrackerTest : public LocalSwarmTest {
     EXPECT_EQ(*rc, 3) << Logs(*get);
     EXPECT_NE(get->Stderr().find(reason), std::string::npos)
         << "want '" << reason << "' in " << Logs(*get);
+    EXPECT_EQ(get->Stderr().find("retrying"), std::string::npos)
+        << "a refused certificate is final, not retried: " << Logs(*get);
     RecordProperty(
         "refused_after_ms",
         static_cast<int>(
@@ -160,6 +162,14 @@ TEST_F(TlsTrackerTest, ACertificateForAnotherHostNameIsRefused) {
 TEST_F(TlsTrackerTest, AnExpiredCertificateIsRefused) {
   StartTracker(CertSpec{.ip_sans = {"127.0.0.1"}, .not_before = -48h, .not_after = -24h});
   ExpectGetRefused({"--ca-file", Path("ca.pem")}, "certificate refused: certificate has expired");
+}
+
+TEST_F(TlsTrackerTest, AnHttpsUrlForAPlainHttpTrackerIsRefusedNotRetried) {
+  StartTracker();
+  auto plain = swarmcast::node::testing::StartTracker(Dir("plain"));
+  ASSERT_TRUE(plain.child);
+  port_ = plain.port;  // the URL below now names the plain tracker
+  ExpectGetRefused({}, "wrong version number");
 }
 
 TEST_F(TlsTrackerTest, AMissingCaFileOrACaFileForPlainHttpIsABadCommandLine) {
