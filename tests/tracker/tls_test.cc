@@ -60,7 +60,10 @@ class TrackerTlsTest : public ::testing::Test {
 
 TEST_F(TrackerTlsTest, ServesRegistryAndAnnouncesOverHttps) {
   ASSERT_TRUE(StartTls()) << tracker_.error() << tracker_.StderrText();
-  EXPECT_NE(tracker_.StderrText().find("(HTTPS+UDP)"), std::string::npos);
+  // The log line follows the --json line Start() waited for.
+  EXPECT_TRUE(WaitUntil(10s, [&] {
+    return tracker_.StderrText().find("(HTTPS+UDP)") != std::string::npos;
+  })) << tracker_.StderrText();
   auto list = HttpsGet(tracker_.host(), tracker_.port(), "/v1/swarms", Trusting());
   ASSERT_TRUE(list.handshake) << list.error;
   EXPECT_EQ(list.http.status, 200);
@@ -173,6 +176,7 @@ TEST_F(TrackerTlsTest, ExpiredCertificateStartsWithAWarningAndClientsRefuseIt) {
   ca_.Issue(CertSpec{.ip_sans = {"127.0.0.1"}, .not_before = -48h, .not_after = -24h},
             Path("server.pem"), Path("server.key"));
   ASSERT_TRUE(StartTls()) << tracker_.error();
+  // Warned before the listening line, so already written.
   EXPECT_NE(tracker_.StderrText().find("the certificate has expired"), std::string::npos)
       << tracker_.StderrText();
   auto r = HttpsGet(tracker_.host(), tracker_.port(), "/v1/swarms", Trusting());
