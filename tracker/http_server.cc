@@ -99,15 +99,16 @@ class HttpServer::Acceptor : public std::enable_shared_from_this<HttpServer::Acc
       s.close(ec);  // over the connection cap: refuse cheaply
       return;
     }
+    using TlsSession = detail::HttpSession<detail::TlsStream>;
+    using PlainSession = detail::HttpSession<tcp::socket>;
     if (tls_) {
-      std::make_shared<detail::HttpSession<detail::TlsStream>>(std::move(s), tls_, peer_.address(),
-                                                               limits_, dispatcher_, metrics_)
+      std::make_shared<TlsSession>(std::move(s), tls_, peer_.address(), limits_, dispatcher_,
+                                   metrics_)
           ->Start();
       return;
     }
-    std::make_shared<detail::HttpSession<tcp::socket>>(
-        std::move(s), detail::HttpSession<tcp::socket>::TlsContextRef{}, peer_.address(), limits_,
-        dispatcher_, metrics_)
+    std::make_shared<PlainSession>(std::move(s), PlainSession::TlsContextRef{}, peer_.address(),
+                                   limits_, dispatcher_, metrics_)
         ->Start();
   }
 
