@@ -141,10 +141,11 @@ TEST_F(TlsTrackerTest, ACertificateForAnotherNameIsRefusedAndTheRightNameWorks) 
   WriteRandomFile(payload, 64 << 10, 8);
   auto seed = Run("seed", {"seed", payload.string(), "--tracker", Url("localhost"), "--ca-file",
                            Path("ca.pem"), "--listen", "127.0.0.2:0", "--no-push", "--json"});
+  RegistryClient by_name(*ParseTrackerUrl(Url("localhost")), 2s, {}, tls_);
   ASSERT_TRUE(WaitUntil(60s, [&] {
-    return !seed->Running() || seed->Stdout().find("\"published\"") != std::string::npos;
-  }));
-  EXPECT_NE(seed->Stdout().find("\"published\""), std::string::npos) << Logs(*seed);
+    return !seed->Running() || by_name.GetSwarm("named.bin").ok();
+  })) << Logs(*seed);
+  EXPECT_TRUE(by_name.GetSwarm("named.bin")) << "the seed did not publish: " << Logs(*seed);
   seed->Signal(SIGTERM);
   seed->Wait(20s);
   // By IP the same certificate names nothing the client asked for.
