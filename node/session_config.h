@@ -19,6 +19,7 @@ namespace swarmcast::node {
 //   stock client behind one NAT address still gets in);
 // - the measured LAN tuning: whole_pieces_threshold 0 with
 //   request_queue_time 1, min_reconnect_time 1, generous connection limits;
+// - https tracker certificates verified (validate_https_trackers);
 // - outgoing connections bound to the listen address, so that every node
 //   on its own 127.0.0.x is seen (and, if it misbehaves, banned) by that
 //   address alone.

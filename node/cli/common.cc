@@ -51,7 +51,8 @@ void AddNetworkOptions(po::options_description& d, NetworkFlags& f) {
 }
 
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {
-  d.add_options()("tracker", po::value(&f.tracker), "tracker base URL, e.g. http://10.0.0.1:6969")(
+  d.add_options()("tracker", po::value(&f.tracker),
+                  "tracker base URL, e.g. http://10.0.0.1:6969 or https://tracker.lan:6969")(
       "token", po::value(&f.token),
       "the tracker's token: an admin token to publish or unpublish, an announce or admin "
       "token for a private tracker (default: $SWARMCAST_TOKEN); visible in `ps`, prefer "
@@ -60,10 +61,14 @@ void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {
       "token-file", po::value(&f.token_file),
       "read the token from this file (one token; blank lines and # comments skipped), e.g. "
       "the tracker's own DB.token on the tracker's host")(
-      "timeout", po::value(&f.timeout)->default_value(f.timeout), "per-request tracker timeout")(
+      "timeout", po::value(&f.timeout)->default_value(f.timeout),
+      "per-request tracker timeout (TLS handshake included)")(
       "tracker-retry", po::value(&f.retry_for)->default_value(f.retry_for),
       "keep retrying a tracker that is unreachable, times out or is busy for this long, with "
-      "growing randomized pauses (0: fail at the first error); refusals are not retried");
+      "growing randomized pauses (0: fail at the first error); refusals are not retried")(
+      "ca-file", po::value(&f.ca_file),
+      "https tracker: PEM file of the CAs to trust instead of the system's, for the registry "
+      "and the BitTorrent announces alike");
 }
 
 std::optional<int> ParseArgs(int argc, char** argv, const po::options_description& d,
@@ -162,7 +167,20 @@ std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const prot
   if (token.empty()) {
     if (const char* env = std::getenv("SWARMCAST_TOKEN")) token = env;
   }
-  return RegistryClient(*url, *timeout, token);
+  if (!url->https) {
+    if (!f.ca_file.empty()) {
+      log.Error("--ca-file is for an https:// tracker; " + f.tracker + " is plain http");
+      return std::nullopt;
+    }
+    return RegistryClient(*url, *timeout, token);
+  }
+  auto tls = MakeClientTlsContext(f.ca_file);
+  if (!tls) {
+    log.Error(tls.error());
+    return std::nullopt;
+  }
+  UseCaFileForDefaultVerifyPaths(f.ca_file);
+  return RegistryClient(*url, *timeout, token, std::move(*tls));
 }
 
 std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Logger& log) {

@@ -159,7 +159,8 @@ std::string ReadToken(const fs::path& token_file) {
   return text.substr(0, text.find('\n'));
 }
 
-RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra) {
+RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra,
+                            ClientTlsContext tls) {
   RunningTracker t;
   std::vector<std::string> argv = {
       TrackerBin(), "--listen",   "127.0.0.1:0", "--db",      (dir / "tracker.db").string(),
@@ -179,11 +180,15 @@ RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra)
     return true;
   });
   if (!listening || t.port <= 0) return {};
-  RegistryClient client(*ParseTrackerUrl("http://127.0.0.1:" + std::to_string(t.port)),
-                        std::chrono::seconds(2));
+  const std::string scheme = tls ? "https" : "http";
+  RegistryClient client(*ParseTrackerUrl(scheme + "://127.0.0.1:" + std::to_string(t.port)),
+                        std::chrono::seconds(2), {}, tls);
+  // Up once it answers, or (a test of refused certificates) once its
+  // TLS handshake got as far as presenting one.
   const bool up = WaitUntil(std::chrono::seconds(20), [&] {
     auto r = client.GetSwarm("probe");
-    return r || r.error().kind != RegistryError::Kind::kUnreachable;
+    return r || r.error().kind != RegistryError::Kind::kUnreachable ||
+           r.error().message.find("certificate refused") != std::string::npos;
   });
   if (!up) return {};
   return t;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "node/tls_client.h"
 #include "tests/common/wait_until.h"
 
 namespace swarmcast::node::testing {
@@ -70,13 +71,16 @@ std::string Sha256Of(const fs::path& p);
 std::string ReadAll(const fs::path& p);
 
 // swarmcast-tracker on 127.0.0.1 at a port the kernel picks (no window in
-// which another process can take it), with its database in `dir`; returns
-// once the registry answers, or a null child.
+// which another process can take it), with its database in `dir` and
+// `extra` arguments; returns once the registry answers (over https with
+// `tls`, for a tracker given --tls-cert; there a certificate the client
+// refuses counts as an answer), or a null child.
 struct RunningTracker {
   std::unique_ptr<Child> child;
   int port = 0;
 };
-RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra = {});
+RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra = {},
+                            ClientTlsContext tls = nullptr);
 // The first line of a token file (the tracker's made token).
 std::string ReadToken(const fs::path& token_file);
 
