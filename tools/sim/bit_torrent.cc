@@ -1,0 +1,228 @@
+#include "tools/sim/bit_torrent.h"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+namespace swarmcast::sim {
+
+namespace {
+constexpr std::int64_t kBlockBytes = 16 << 10;
+constexpr double kBlockHeaderBytes = 13;
+// Peers looked at per choice. Below twice this many the whole pool is
+// scanned, so the end game, when few receivers still miss pieces, never
+// depends on luck.
+constexpr std::size_t kSamples = 16;
+}  // namespace
+
+double BitTorrentPieceBytes(std::int64_t piece_bytes) {
+  const std::int64_t blocks = (piece_bytes + kBlockBytes - 1) / kBlockBytes;
+  return static_cast<double>(piece_bytes) + kBlockHeaderBytes * static_cast<double>(blocks);
+}
+
+bool BitTorrentRepair::MayServe(std::uint32_t u, std::uint32_t v) const {
+  if (u == v) return false;
+  const NodeState& up = s_.nodes[u];
+  const NodeState& down = s_.nodes[v];
+  if (!up.joined || up.gone || up.have_count == 0) return false;
+  if (!down.joined || down.complete) return false;
+  if (u == kSeed && (!s_.seed_present || (s_.config.push && down.subscribed))) return false;
+  if (up.uploads.size() >= s_.config.upload_slots) return false;
+  if (s_.config.max_downloads && down.fetches.size() >= s_.config.max_downloads) return false;
+  for (const UploadSlot& slot : up.uploads) {
+    if (slot.peer == v) return false;
+  }
+  return true;
+}
+
+bool BitTorrentRepair::Wants(std::uint32_t u, std::uint32_t v) const {
+  const NodeState& up = s_.nodes[u];
+  const NodeState& down = s_.nodes[v];
+  for (std::size_t i = 0; i < up.have.words(); ++i) {
+    if (Wanted(up.have, down.have, down.fetching, down.verifying, i)) return true;
+  }
+  return false;
+}
+
+std::optional<std::uint32_t> BitTorrentRepair::PickPiece(std::uint32_t u, std::uint32_t v) {
+  const NodeState& up = s_.nodes[u];
+  const NodeState& down = s_.nodes[v];
+  const std::size_t words = up.have.words();
+  auto bits = [&](std::size_t i) {
+    return Wanted(up.have, down.have, down.fetching, down.verifying, i);
+  };
+  if (s_.config.pick == PiecePick::kRandom) {
+    std::uint64_t total = 0;
+    for (std::size_t i = 0; i < words; ++i) total += std::popcount(bits(i));
+    if (total == 0) return std::nullopt;
+    std::uint64_t k = std::uniform_int_distribution<std::uint64_t>(0, total - 1)(s_.rng);
+    for (std::size_t i = 0; i < words; ++i) {
+      std::uint64_t w = bits(i);
+      const auto c = static_cast<std::uint64_t>(std::popcount(w));
+      if (k >= c) {
+        k -= c;
+        continue;
+      }
+      for (; k > 0; --k) w &= w - 1;  // drop the k lowest set bits
+      return static_cast<std::uint32_t>(i * 64 + std::countr_zero(w));
+    }
+    return std::nullopt;
+  }
+  // Rarest first; scanning from a random word breaks ties at random, and
+  // a piece as rare as any in the swarm ends the search.
+  const std::size_t first = std::uniform_int_distribution<std::size_t>(0, words - 1)(s_.rng);
+  std::optional<std::uint32_t> best;
+  std::uint32_t best_holders = std::numeric_limits<std::uint32_t>::max();
+  for (std::size_t step = 0; step < words; ++step) {
+    const std::size_t i = (first + step) % words;
+    for (std::uint64_t w = bits(i); w; w &= w - 1) {
+      const auto p = static_cast<std::uint32_t>(i * 64 + std::countr_zero(w));
+      if (s_.holders[p] < best_holders) {
+        best = p;
+        best_holders = s_.holders[p];
+        if (best_holders <= s_.MinHolders()) return best;
+      }
+    }
+  }
+  return best;
+}
+
+void BitTorrentRepair::Start(std::uint32_t u, std::uint32_t v, std::uint32_t piece, double since) {
+  NodeState& down = s_.nodes[v];
+  const FlowId id = s_.net.Start(s_.topology.Path(u, v), BitTorrentPieceBytes(s_.PieceBytes(piece)),
+                                 {FlowKind::kBitTorrent, u, v, piece}, s_.now);
+  s_.nodes[u].uploads.push_back({v, since, id, piece});
+  down.fetching.set(piece);
+  down.fetches.push_back({piece, id, u});
+  UpdateOpen(u);
+}
+
+double BitTorrentRepair::FreeSlot(std::uint32_t u, std::uint32_t v, FlowId id,
+                                  std::uint32_t piece) {
+  NodeState& up = s_.nodes[u];
+  NodeState& down = s_.nodes[v];
+  double since = s_.now;
+  for (std::size_t i = 0; i < up.uploads.size(); ++i) {
+    if (up.uploads[i].flow != id) continue;
+    since = up.uploads[i].since;
+    up.uploads[i] = up.uploads.back();
+    up.uploads.pop_back();
+    break;
+  }
+  down.fetching.reset(piece);
+  std::erase_if(down.fetches, [&](const Fetch& f) { return f.flow == id; });
+  UpdateOpen(u);
+  return since;
+}
+
+void BitTorrentRepair::UpdateOpen(std::uint32_t u) {
+  const NodeState& n = s_.nodes[u];
+  const bool open = n.joined && !n.gone && n.have_count > 0 &&
+                    n.uploads.size() < s_.config.upload_slots && (u != kSeed || s_.seed_present);
+  if (open) {
+    s_.open_uploaders.insert(u);
+  } else {
+    s_.open_uploaders.erase(u);
+  }
+}
+
+bool BitTorrentRepair::FillUploads(std::uint32_t u) {
+  bool started = false;
+  const IndexedSet& pool = s_.incomplete;
+  while (s_.open_uploaders.contains(u) && !pool.empty()) {
+    const bool scan = pool.size() <= 2 * kSamples;
+    const std::size_t tries = scan ? pool.size() : kSamples;
+    std::optional<std::uint32_t> best;
+    for (std::size_t t = 0; t < tries; ++t) {
+      const std::uint32_t v = scan ? pool[t] : pool.pick(s_.rng);
+      if (!MayServe(u, v) || !Wants(u, v)) continue;
+      if (!best || s_.nodes[v].fetches.size() < s_.nodes[*best].fetches.size()) best = v;
+    }
+    if (!best) break;
+    const auto piece = PickPiece(u, *best);
+    if (!piece) break;
+    Start(u, *best, *piece, s_.now);
+    started = true;
+  }
+  return started;
+}
+
+bool BitTorrentRepair::FillDownloads(std::uint32_t v) {
+  bool started = false;
+  const IndexedSet& pool = s_.open_uploaders;
+  while (!pool.empty()) {
+    const NodeState& down = s_.nodes[v];
+    if (!down.joined || down.complete) break;
+    if (s_.config.max_downloads && down.fetches.size() >= s_.config.max_downloads) break;
+    const bool scan = pool.size() <= 2 * kSamples;
+    const std::size_t tries = scan ? pool.size() : kSamples;
+    std::optional<std::uint32_t> best;
+    for (std::size_t t = 0; t < tries; ++t) {
+      const std::uint32_t u = scan ? pool[t] : pool.pick(s_.rng);
+      if (!MayServe(u, v) || !Wants(u, v)) continue;
+      if (!best || s_.nodes[u].uploads.size() < s_.nodes[*best].uploads.size()) best = u;
+    }
+    if (!best) break;
+    const auto piece = PickPiece(*best, v);
+    if (!piece) break;
+    Start(*best, v, *piece, s_.now);
+    started = true;
+  }
+  return started;
+}
+
+void BitTorrentRepair::OnJoin(std::uint32_t node) {
+  UpdateOpen(node);
+  FillDownloads(node);
+}
+
+void BitTorrentRepair::OnVerified(std::uint32_t node, std::uint32_t piece) {
+  NodeState& n = s_.nodes[node];
+  if (n.fetching.test(piece)) {
+    // It came by push first: libtorrent cancels the outstanding requests.
+    const auto it = std::find_if(n.fetches.begin(), n.fetches.end(),
+                                 [&](const Fetch& f) { return f.piece == piece; });
+    const FlowId id = it->flow;
+    const std::uint32_t u = it->from;
+    s_.bytes.cut += s_.net.Cancel(id, s_.now);
+    FreeSlot(u, node, id, piece);
+    FillUploads(u);
+  }
+  UpdateOpen(node);
+  if (n.complete) return;
+  FillUploads(node);
+  FillDownloads(node);
+}
+
+void BitTorrentRepair::OnFlowDone(const FinishedFlow& flow, const std::function<void()>& deliver) {
+  const std::uint32_t u = flow.tag.src;
+  const std::uint32_t v = flow.tag.dst;
+  const double since = FreeSlot(u, v, flow.id, flow.tag.piece);
+  deliver();
+  // An unchoke lasts: the slot stays with this peer while it wants more.
+  if (s_.now - since < s_.config.unchoke_interval && MayServe(u, v)) {
+    if (const auto piece = PickPiece(u, v)) Start(u, v, *piece, since);
+  }
+  FillUploads(u);
+  FillDownloads(v);
+}
+
+void BitTorrentRepair::OnSeedLeaves() {
+  NodeState& seed = s_.nodes[kSeed];
+  std::vector<UploadSlot> cut = seed.uploads;
+  for (const UploadSlot& slot : cut) {
+    s_.bytes.cut += s_.net.Cancel(slot.flow, s_.now);
+    FreeSlot(kSeed, slot.peer, slot.flow, slot.piece);
+  }
+  s_.open_uploaders.erase(kSeed);
+  for (const UploadSlot& slot : cut) FillDownloads(slot.peer);
+}
+
+bool BitTorrentRepair::Retry() {
+  bool started = false;
+  const std::vector<std::uint32_t> open = s_.open_uploaders.items();
+  for (std::uint32_t u : open) started |= FillUploads(u);
+  return started;
+}
+
+}  // namespace swarmcast::sim

@@ -1,0 +1,63 @@
+#include "tools/sim/max_min.h"
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+#include <utility>
+
+namespace swarmcast::sim {
+
+std::vector<double> SolveMaxMin(std::span<const double> capacity, std::span<const FlowPath> flows) {
+  const std::size_t links = capacity.size();
+  std::vector<double> rates(flows.size(), 0.0);
+  if (flows.empty()) return rates;
+
+  // Flows by link (CSR), so that freezing a link visits only its flows.
+  std::vector<std::uint32_t> start(links + 1, 0);
+  for (const FlowPath& f : flows) {
+    for (int k = 0; k < f.count; ++k) ++start[f.links[k] + 1];
+  }
+  for (std::size_t l = 0; l < links; ++l) start[l + 1] += start[l];
+  std::vector<std::uint32_t> by_link(start[links]);
+  std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+  for (std::uint32_t i = 0; i < flows.size(); ++i) {
+    for (int k = 0; k < flows[i].count; ++k) by_link[fill[flows[i].links[k]]++] = i;
+  }
+
+  std::vector<double> remaining(capacity.begin(), capacity.end());
+  std::vector<std::uint32_t> unfrozen(links, 0);
+  for (std::size_t l = 0; l < links; ++l) unfrozen[l] = start[l + 1] - start[l];
+  std::vector<bool> frozen(flows.size(), false);
+
+  // Min-heap of (fair share, link). Entries go stale when a link's share
+  // changes; a popped entry is used only if it still matches.
+  using Entry = std::pair<double, LinkId>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  auto share = [&](LinkId l) { return std::max(0.0, remaining[l]) / unfrozen[l]; };
+  for (LinkId l = 0; l < links; ++l) {
+    if (unfrozen[l] > 0) heap.emplace(share(l), l);
+  }
+  while (!heap.empty()) {
+    const auto [s, l] = heap.top();
+    heap.pop();
+    if (unfrozen[l] == 0 || s != share(l)) continue;
+    // Every unfrozen flow on the tightest link gets its share; the share of
+    // the other links those flows cross can only grow (each gives up at
+    // most its share), so no link is ever overfilled.
+    for (std::uint32_t j = start[l]; j < start[l + 1]; ++j) {
+      const std::uint32_t i = by_link[j];
+      if (frozen[i]) continue;
+      frozen[i] = true;
+      rates[i] = s;
+      for (int k = 0; k < flows[i].count; ++k) {
+        const LinkId m = flows[i].links[k];
+        remaining[m] -= s;
+        --unfrozen[m];
+        if (m != l && unfrozen[m] > 0) heap.emplace(share(m), m);
+      }
+    }
+  }
+  return rates;
+}
+
+}  // namespace swarmcast::sim
