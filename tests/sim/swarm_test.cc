@@ -64,7 +64,7 @@ TEST(SwarmTest, ASlowReceiverIsBoundByItsOwnLinkAndHoldsNobodyBack) {
   const SimResult r = Swarm(c).Run();
   ASSERT_EQ(r.unfinished, 0u);
   EXPECT_GE(r.last, r.startup + 10 * Limit(c));
-  EXPECT_LE(r.last, r.startup + 10 * Limit(c) * 1.05);
+  EXPECT_LE(r.last, r.startup + 10 * Limit(c) * 1.1);  // duplicates take some of its link
   // The other three are held back only by the pieces the cover pass gave
   // the slow one (in flight to it, they count as covered: they reach the
   // others by fan-out once every piece is covered), not by its link.

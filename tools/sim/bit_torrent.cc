@@ -35,22 +35,54 @@ bool BitTorrentRepair::MayServe(std::uint32_t u, std::uint32_t v) const {
   return true;
 }
 
-bool BitTorrentRepair::Wants(std::uint32_t u, std::uint32_t v) const {
+namespace {
+
+// Word i of what `up` can send `down`: pieces `down` neither has nor is
+// checking, and either is not fetching (normal) or is fetching from
+// one other peer (end game: a second source, never a third).
+std::uint64_t Offer(const NodeState& up, const NodeState& down, std::size_t i, bool end_game) {
+  const std::uint64_t lacks = up.have.word(i) & ~(down.have.word(i) | down.verifying.word(i));
+  return end_game ? lacks & down.fetching.word(i) & ~down.doubled.word(i)
+                  : lacks & ~down.fetching.word(i);
+}
+
+// libtorrent's end game: every piece the node lacks is being fetched (as far
+// as libtorrent knows: a piece on its way by push counts as lacking), so it
+// asks other peers for pieces already asked for.
+bool InEndGame(const NodeState& n) {
+  for (std::size_t i = 0; i < n.have.words(); ++i) {
+    const std::uint64_t open = ~(n.have.word(i) | n.fetching.word(i) | n.verifying.word(i));
+    if (open & n.have.valid(i)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<bool> BitTorrentRepair::Mode(std::uint32_t u, std::uint32_t v) const {
   const NodeState& up = s_.nodes[u];
   const NodeState& down = s_.nodes[v];
   for (std::size_t i = 0; i < up.have.words(); ++i) {
-    if (Wanted(up.have, down.have, down.fetching, down.verifying, i)) return true;
+    if (Offer(up, down, i, false)) return false;
   }
-  return false;
+  if (!s_.config.end_game || !InEndGame(down)) return std::nullopt;
+  for (std::size_t i = 0; i < up.have.words(); ++i) {
+    if (Offer(up, down, i, true)) return true;
+  }
+  return std::nullopt;
+}
+
+bool BitTorrentRepair::Wants(std::uint32_t u, std::uint32_t v) const {
+  return Mode(u, v).has_value();
 }
 
 std::optional<std::uint32_t> BitTorrentRepair::PickPiece(std::uint32_t u, std::uint32_t v) {
+  const auto end_game = Mode(u, v);
+  if (!end_game) return std::nullopt;
   const NodeState& up = s_.nodes[u];
   const NodeState& down = s_.nodes[v];
   const std::size_t words = up.have.words();
-  auto bits = [&](std::size_t i) {
-    return Wanted(up.have, down.have, down.fetching, down.verifying, i);
-  };
+  auto bits = [&](std::size_t i) { return Offer(up, down, i, *end_game); };
   if (s_.config.pick == PiecePick::kRandom) {
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < words; ++i) total += std::popcount(bits(i));
@@ -68,14 +100,20 @@ std::optional<std::uint32_t> BitTorrentRepair::PickPiece(std::uint32_t u, std::u
     }
     return std::nullopt;
   }
-  // Rarest first; scanning from a random word breaks ties at random, and
-  // a piece as rare as any in the swarm ends the search.
-  const std::size_t first = std::uniform_int_distribution<std::size_t>(0, words - 1)(s_.rng);
+  // Rarest first. The scan starts at a random piece (wrapping around), so
+  // ties go to a piece at random, as libtorrent shuffles the pieces of
+  // equal availability; a piece as rare as any in the swarm ends the search.
+  const auto start = std::uniform_int_distribution<std::uint32_t>(0, s_.pieces - 1)(s_.rng);
+  const std::size_t first = start / 64;
+  const std::uint64_t from_start = ~std::uint64_t{0} << (start % 64);
   std::optional<std::uint32_t> best;
   std::uint32_t best_holders = std::numeric_limits<std::uint32_t>::max();
-  for (std::size_t step = 0; step < words; ++step) {
+  for (std::size_t step = 0; step <= words; ++step) {
     const std::size_t i = (first + step) % words;
-    for (std::uint64_t w = bits(i); w; w &= w - 1) {
+    std::uint64_t w = bits(i);
+    if (step == 0) w &= from_start;       // the first word from `start` on
+    if (step == words) w &= ~from_start;  // and its bits before `start`, last
+    for (; w; w &= w - 1) {
       const auto p = static_cast<std::uint32_t>(i * 64 + std::countr_zero(w));
       if (s_.holders[p] < best_holders) {
         best = p;
@@ -92,6 +130,7 @@ void BitTorrentRepair::Start(std::uint32_t u, std::uint32_t v, std::uint32_t pie
   const FlowId id = s_.net.Start(s_.topology.Path(u, v), BitTorrentPieceBytes(s_.PieceBytes(piece)),
                                  {FlowKind::kBitTorrent, u, v, piece}, s_.now);
   s_.nodes[u].uploads.push_back({v, since, id, piece});
+  if (down.fetching.test(piece)) down.doubled.set(piece);
   down.fetching.set(piece);
   down.fetches.push_back({piece, id, u});
   UpdateOpen(u);
@@ -109,8 +148,11 @@ double BitTorrentRepair::FreeSlot(std::uint32_t u, std::uint32_t v, FlowId id,
     up.uploads.pop_back();
     break;
   }
-  down.fetching.reset(piece);
   std::erase_if(down.fetches, [&](const Fetch& f) { return f.flow == id; });
+  const auto left = std::count_if(down.fetches.begin(), down.fetches.end(),
+                                  [&](const Fetch& f) { return f.piece == piece; });
+  if (left < 2) down.doubled.reset(piece);
+  if (left < 1) down.fetching.reset(piece);
   UpdateOpen(u);
   return since;
 }
@@ -178,15 +220,15 @@ void BitTorrentRepair::OnJoin(std::uint32_t node) {
 
 void BitTorrentRepair::OnVerified(std::uint32_t node, std::uint32_t piece) {
   NodeState& n = s_.nodes[node];
-  if (n.fetching.test(piece)) {
-    // It came by push first: libtorrent cancels the outstanding requests.
+  // Every fetch of it still in flight (one, or more in the end game) is
+  // cancelled, as libtorrent cancels outstanding requests.
+  while (n.fetching.test(piece)) {
     const auto it = std::find_if(n.fetches.begin(), n.fetches.end(),
                                  [&](const Fetch& f) { return f.piece == piece; });
-    const FlowId id = it->flow;
-    const std::uint32_t u = it->from;
-    s_.bytes.cut += s_.net.Cancel(id, s_.now);
-    FreeSlot(u, node, id, piece);
-    FillUploads(u);
+    const Fetch f = *it;
+    s_.bytes.cut += s_.net.Cancel(f.flow, s_.now);
+    FreeSlot(f.from, node, f.flow, piece);
+    FillUploads(f.from);
   }
   UpdateOpen(node);
   if (n.complete) return;

@@ -16,6 +16,9 @@
 //   push can still be fetched here: libtorrent does not know about it, and
 //   the duplicate is counted. A fetch whose piece arrives first by push is
 //   cancelled.
+// - End game (libtorrent's): once every piece a receiver lacks is being
+//   fetched, it also asks one more peer for each of those pieces; the
+//   first copy to arrive cancels the other.
 // - The seed serves over BitTorrent only receivers the push channel does
 //   not serve (the wire gate, node/wire_gate.h).
 // - Connectivity is a full mesh: any node may serve any other. (At 10,000
@@ -49,6 +52,9 @@ class BitTorrentRepair {
  private:
   bool MayServe(std::uint32_t u, std::uint32_t v) const;
   bool Wants(std::uint32_t u, std::uint32_t v) const;  // v lacks something u has
+  // What u would send v: false, pieces nobody sends v yet; true, in the end
+  // game, pieces others already send it; nothing: none.
+  std::optional<bool> Mode(std::uint32_t u, std::uint32_t v) const;
   std::optional<std::uint32_t> PickPiece(std::uint32_t u, std::uint32_t v);
   void Start(std::uint32_t u, std::uint32_t v, std::uint32_t piece, double since);
   // Frees u's slot for flow `id`; returns when that peer got the slot.

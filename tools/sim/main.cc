@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
               seed_link, slow_rate, socket_buffer = "1MiB", pick = "rarest-first", solve = "auto",
               verify_rate = "0";
   std::uint32_t racks = 0;
-  bool json = false, per_node = false, no_push = false;
+  bool json = false, per_node = false, no_push = false, no_end_game = false;
   po::options_description o("swarmcast-sim: a flow-level simulation of one swarmcast distribution");
   // clang-format off
   o.add_options()
@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
     ("upload-slots", po::value(&c.upload_slots)->default_value(c.upload_slots), "BitTorrent uploads in flight per node (libtorrent's unchoke slots)")
     ("max-downloads", po::value(&c.max_downloads)->default_value(c.max_downloads), "BitTorrent fetches in flight per receiver (0: no cap)")
     ("piece-pick", po::value(&pick)->default_value(pick), "BitTorrent piece choice: rarest-first or random")
+    ("no-end-game", po::bool_switch(&no_end_game), "BitTorrent without libtorrent's end game")
     ("unchoke-interval", po::value(&c.unchoke_interval)->default_value(c.unchoke_interval), "seconds an upload slot stays with one peer")
     ("tcp-efficiency", po::value(&c.tcp_efficiency)->default_value(c.tcp_efficiency), "TCP payload bytes per line byte")
     ("process-start", po::value(&c.process_start)->default_value(c.process_start), "seconds from launch to a running node")
@@ -131,6 +132,7 @@ int main(int argc, char** argv) {
     if (!(c.solve_interval >= 0)) return Usage("--solve-interval must be >= 0");
   }
   c.push = !no_push;
+  c.end_game = !no_end_game;
 
   const auto start = std::chrono::steady_clock::now();
   const swarmcast::sim::SimResult result = swarmcast::sim::Swarm(c).Run();

@@ -29,6 +29,7 @@ SwarmState::SwarmState(const SimConfig& cfg, Topology topo, double solve_interva
   for (NodeState& n : nodes) {
     n.have = PieceSet(pieces);
     n.fetching = PieceSet(pieces);
+    n.doubled = PieceSet(pieces);
     n.verifying = PieceSet(pieces);
   }
   NodeState& seed = nodes[kSeed];

@@ -37,6 +37,7 @@ struct Fetch {
 struct NodeState {
   PieceSet have;       // verified
   PieceSet fetching;   // on its way over BitTorrent
+  PieceSet doubled;    // on its way from two peers (end game)
   PieceSet verifying;  // received, hash check pending
   std::uint32_t have_count = 0;
   bool joined = false;
