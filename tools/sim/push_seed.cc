@@ -44,6 +44,7 @@ bool PushSeed::CheckWritten(std::uint32_t node) {
   if (c.last_written || c.queued > s_.config.push_socket_buffer + kSlackBytes) return false;
   c.last_written = true;
   scheduler_.OnSent(node, c.frames.back().piece);
+  s_.bytes.push_written += static_cast<double>(s_.PieceBytes(c.frames.back().piece));
   if (!scheduler_.IsComplete(node)) ready_.push_back(node);
   return true;
 }

@@ -40,6 +40,7 @@ nlohmann::json ResultJson(const SimConfig& c, const SimResult& r, double wall_se
         {"solve_interval_s", r.solve_interval},
         {"rng_seed", c.rng_seed}}},
       {"startup_s", r.startup},
+      {"first_piece_s", r.first_piece},
       {"limit_s", limit},
       {"time_s",
        {{"first", r.first},
@@ -56,7 +57,9 @@ nlohmann::json ResultJson(const SimConfig& c, const SimResult& r, double wall_se
         {"cut", r.bytes.cut},
         {"framing", r.bytes.framing},
         {"seed_upload", r.seed_upload},
-        {"seed_upload_copies", r.seed_upload / static_cast<double>(c.file_size)}}},
+        {"seed_upload_copies", r.seed_upload / static_cast<double>(c.file_size)},
+        {"push_written", r.bytes.push_written},
+        {"seed_written_copies", r.seed_written / static_cast<double>(c.file_size)}}},
       {"seed_left_at_s", r.seed_left_at >= 0 ? nlohmann::json(r.seed_left_at) : nlohmann::json()},
       {"push",
        {{"subscribers", r.subscribers},
@@ -78,15 +81,15 @@ std::string ResultText(const SimConfig& c, const SimResult& r, double wall_secon
   std::snprintf(
       buf, sizeof buf,
       "%u receivers, %u pieces of %lld bytes; limit %.3f s (size / TCP payload rate)\n"
-      "time to all: %.3f s (%.2fx limit); first %.3f, p50 %.3f, p99 %.3f%s\n"
+      "time to all: %.3f s (%.2fx limit); first %.3f, p50 %.3f, p99 %.3f%s; first piece at %.3f\n"
       "bytes: push %.4g, BitTorrent from seed %.4g, peer to peer %.4g, duplicate "
       "%.4g, cut %.4g; seed sent %.2f copies%s\n"
       "simulated in %.2f s wall (%llu flow events, %llu solves, interval %.3g s)\n",
       r.receivers, r.pieces, static_cast<long long>(r.piece_size), limit, r.last,
       limit > 0 ? r.last / limit : 0, r.first, r.p50, r.p99,
       r.unfinished ? (", " + std::to_string(r.unfinished) + " never finished").c_str() : "",
-      r.bytes.push, r.bytes.bt_from_seed, r.bytes.bt_from_peers, r.bytes.duplicate, r.bytes.cut,
-      r.seed_upload / static_cast<double>(c.file_size),
+      r.first_piece, r.bytes.push, r.bytes.bt_from_seed, r.bytes.bt_from_peers, r.bytes.duplicate,
+      r.bytes.cut, r.seed_upload / static_cast<double>(c.file_size),
       r.seed_left_at >= 0 ? (", left at " + std::to_string(r.seed_left_at) + " s").c_str() : "",
       wall_seconds, static_cast<unsigned long long>(r.flow_events),
       static_cast<unsigned long long>(r.solves), r.solve_interval);

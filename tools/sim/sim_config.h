@@ -50,7 +50,7 @@ struct SimConfig {
   std::uint32_t max_subscribers = 512;
   // Bytes of pushed frames that may sit in a subscriber's socket (send
   // buffer and queue) beyond what it has received (push_seed.h).
-  double push_socket_buffer = 1 << 20;
+  double push_socket_buffer = 4 << 20;  // Linux tcp_wmem max
 
   // BitTorrent repair path (a model of libtorrent, not libtorrent).
   std::uint32_t upload_slots = 8;   // libtorrent's unchoke_slots_limit

@@ -195,6 +195,8 @@ SimResult Swarm::Run() {
   }
   r.bytes = s_.bytes;
   r.seed_upload = s_.bytes.push + s_.bytes.bt_from_seed;
+  r.seed_written = s_.bytes.push_written + s_.bytes.bt_from_seed;
+  r.first_piece = s_.first_piece;
   if (push_) {
     r.subscribers = push_->subscribers();
     r.push_batches = push_->batches();

@@ -28,9 +28,11 @@ struct SimResult {
   std::vector<double> done;  // per receiver (receiver k at k-1); -1: never finished
   std::uint32_t unfinished = 0;
   double startup = 0;                            // launch to joining, per receiver
+  double first_piece = -1;                       // a receiver first verified a piece
   double first = 0, p50 = 0, p99 = 0, last = 0;  // over the finished receivers
   ByteCounts bytes;
-  double seed_upload = 0;    // payload bytes the seed sent, both paths
+  double seed_upload = 0;    // payload bytes the seed sent, both paths, delivered
+  double seed_written = 0;   // the same as the seed counts it: pushed frames once in its sockets
   double seed_left_at = -1;  // -1: stayed
   std::uint32_t subscribers = 0;
   std::uint64_t push_batches = 0;

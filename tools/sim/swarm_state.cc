@@ -50,6 +50,7 @@ void SwarmState::MarkVerified(std::uint32_t node, std::uint32_t piece) {
   n.have.set(piece);
   ++n.have_count;
   if (node == kSeed) return;
+  if (first_piece < 0) first_piece = now;
   const std::uint32_t c = holders[piece]++;
   --pieces_at_[c];
   ++pieces_at_[c + 1];

@@ -52,7 +52,8 @@ struct NodeState {
 };
 
 struct ByteCounts {
-  double push = 0;           // seed -> subscribers, push channel
+  double push = 0;           // seed -> subscribers, push channel, delivered
+  double push_written = 0;   // pushed frames all in sockets (what the seed counts as sent)
   double bt_from_seed = 0;   // seed -> peers, BitTorrent wire
   double bt_from_peers = 0;  // peer -> peer, BitTorrent wire
   double duplicate = 0;      // delivered pieces the receiver already had
@@ -75,6 +76,7 @@ class SwarmState {
   std::mt19937_64 rng;
   ByteCounts bytes;
   std::uint32_t finished = 0;
+  double first_piece = -1;  // when a receiver first verified a piece
   bool seed_present = true;
   std::vector<std::uint32_t> holders;  // receivers holding each verified piece
   IndexedSet incomplete;               // joined receivers still missing pieces
