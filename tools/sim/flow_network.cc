@@ -134,16 +134,24 @@ void FlowNetwork::Resolve(double now) {
     slots.push_back(s);
   }
   const std::vector<double> rates = SolveMaxMin(capacity_, paths);
-  // Rebuilt from scratch: every completion time changes, and a fresh heap
-  // sheds the stale entries.
-  completions_ = {};
+  // Rebuilt from scratch in one heapify: every completion time changes,
+  // and a fresh heap sheds the stale entries.
   std::fill(allocated_.begin(), allocated_.end(), 0.0);
+  std::vector<Completion> due;
+  due.reserve(slots.size());
   for (std::size_t i = 0; i < slots.size(); ++i) {
     Flow& f = flows_[slots[i]];
     Drain(f, now);
-    f.rate = 0;  // SetRate adds the new rate to allocated_
-    SetRate(slots[i], rates[i], now);
+    f.rate = rates[i];
+    ++f.version;
+    for (int k = 0; k < f.path.count; ++k) allocated_[f.path.links[k]] += f.rate;
+    if (f.remaining <= kByteEpsilon) {
+      due.push_back({now, slots[i], f.version});
+    } else if (f.rate > 0) {
+      due.push_back({now + f.remaining / f.rate, slots[i], f.version});
+    }
   }
+  completions_ = std::priority_queue<Completion>(std::less<Completion>{}, std::move(due));
   dirty_ = false;
   last_solve_ = now;
   ++solves_;

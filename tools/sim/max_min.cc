@@ -29,21 +29,32 @@ std::vector<double> SolveMaxMin(std::span<const double> capacity, std::span<cons
   for (std::size_t l = 0; l < links; ++l) unfrozen[l] = start[l + 1] - start[l];
   std::vector<bool> frozen(flows.size(), false);
 
-  // Min-heap of (fair share, link). Entries go stale when a link's share
-  // changes; a popped entry is used only if it still matches.
+  // Min-heap of (fair share, link). A link's share only grows as flows
+  // elsewhere freeze (each gives up at most the current minimum), so an
+  // entry is at most its link's share: a popped entry whose share has grown
+  // goes back in with the new value, and one that still matches is the
+  // tightest link. (Pushing on every change instead cost most of a run.)
   using Entry = std::pair<double, LinkId>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
   auto share = [&](LinkId l) { return std::max(0.0, remaining[l]) / unfrozen[l]; };
+  std::vector<Entry> entries;
+  entries.reserve(links);
   for (LinkId l = 0; l < links; ++l) {
-    if (unfrozen[l] > 0) heap.emplace(share(l), l);
+    if (unfrozen[l] > 0) entries.emplace_back(share(l), l);
   }
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap(std::greater<>{},
+                                                                      std::move(entries));
   while (!heap.empty()) {
-    const auto [s, l] = heap.top();
+    const auto [key, l] = heap.top();
     heap.pop();
-    if (unfrozen[l] == 0 || s != share(l)) continue;
-    // Every unfrozen flow on the tightest link gets its share; the share of
-    // the other links those flows cross can only grow (each gives up at
-    // most its share), so no link is ever overfilled.
+    if (unfrozen[l] == 0) continue;
+    const double s = share(l);
+    if (s > key) {
+      heap.emplace(s, l);
+      continue;
+    }
+    // Every unfrozen flow on the tightest link gets its share; the other
+    // links those flows cross keep at least their share, so none is ever
+    // overfilled.
     for (std::uint32_t j = start[l]; j < start[l + 1]; ++j) {
       const std::uint32_t i = by_link[j];
       if (frozen[i]) continue;
@@ -53,7 +64,6 @@ std::vector<double> SolveMaxMin(std::span<const double> capacity, std::span<cons
         const LinkId m = flows[i].links[k];
         remaining[m] -= s;
         --unfrozen[m];
-        if (m != l && unfrozen[m] > 0) heap.emplace(share(m), m);
       }
     }
   }
