@@ -168,22 +168,43 @@ void BitTorrentRepair::UpdateOpen(std::uint32_t u) {
   }
 }
 
+namespace {
+
+// The candidate from `pool` that `fits` with the lowest `load`, among a few
+// sampled at random, or among all when the pool is small.
+template <class Fits, class Load>
+std::optional<std::uint32_t> BestOf(const IndexedSet& pool, std::mt19937_64& rng, Fits fits,
+                                    Load load) {
+  const bool scan = pool.size() <= 2 * kSamples;
+  const std::size_t tries = scan ? pool.size() : kSamples;
+  std::optional<std::uint32_t> best;
+  for (std::size_t t = 0; t < tries; ++t) {
+    const std::uint32_t id = scan ? pool[t] : pool.pick(rng);
+    if (fits(id) && (!best || load(id) < load(*best))) best = id;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::optional<std::uint32_t> BitTorrentRepair::Choose(
+    const RackedSet& pool, std::uint32_t near, const std::function<bool(std::uint32_t)>& fits,
+    const std::function<std::size_t(std::uint32_t)>& load) {
+  if (pool.racked()) {
+    if (auto id = BestOf(pool.rack(s_.topology.rack(near)), s_.rng, fits, load)) return id;
+  }
+  return BestOf(pool.all(), s_.rng, fits, load);
+}
+
 bool BitTorrentRepair::FillUploads(std::uint32_t u) {
   bool started = false;
-  const IndexedSet& pool = s_.incomplete;
-  while (s_.open_uploaders.contains(u) && !pool.empty()) {
-    const bool scan = pool.size() <= 2 * kSamples;
-    const std::size_t tries = scan ? pool.size() : kSamples;
-    std::optional<std::uint32_t> best;
-    for (std::size_t t = 0; t < tries; ++t) {
-      const std::uint32_t v = scan ? pool[t] : pool.pick(s_.rng);
-      if (!MayServe(u, v) || !Wants(u, v)) continue;
-      if (!best || s_.nodes[v].fetches.size() < s_.nodes[*best].fetches.size()) best = v;
-    }
-    if (!best) break;
-    const auto piece = PickPiece(u, *best);
+  const auto fits = [&](std::uint32_t v) { return MayServe(u, v) && Wants(u, v); };
+  const auto load = [&](std::uint32_t v) { return s_.nodes[v].fetches.size(); };
+  while (s_.open_uploaders.contains(u) && !s_.incomplete.all().empty()) {
+    const auto v = Choose(s_.incomplete, u, fits, load);
+    const auto piece = v ? PickPiece(u, *v) : std::nullopt;
     if (!piece) break;
-    Start(u, *best, *piece, s_.now);
+    Start(u, *v, *piece, s_.now);
     started = true;
   }
   return started;
@@ -191,23 +212,16 @@ bool BitTorrentRepair::FillUploads(std::uint32_t u) {
 
 bool BitTorrentRepair::FillDownloads(std::uint32_t v) {
   bool started = false;
-  const IndexedSet& pool = s_.open_uploaders;
-  while (!pool.empty()) {
+  const auto fits = [&](std::uint32_t u) { return MayServe(u, v) && Wants(u, v); };
+  const auto load = [&](std::uint32_t u) { return s_.nodes[u].uploads.size(); };
+  while (!s_.open_uploaders.all().empty()) {
     const NodeState& down = s_.nodes[v];
     if (!down.joined || down.complete) break;
     if (s_.config.max_downloads && down.fetches.size() >= s_.config.max_downloads) break;
-    const bool scan = pool.size() <= 2 * kSamples;
-    const std::size_t tries = scan ? pool.size() : kSamples;
-    std::optional<std::uint32_t> best;
-    for (std::size_t t = 0; t < tries; ++t) {
-      const std::uint32_t u = scan ? pool[t] : pool.pick(s_.rng);
-      if (!MayServe(u, v) || !Wants(u, v)) continue;
-      if (!best || s_.nodes[u].uploads.size() < s_.nodes[*best].uploads.size()) best = u;
-    }
-    if (!best) break;
-    const auto piece = PickPiece(*best, v);
+    const auto u = Choose(s_.open_uploaders, v, fits, load);
+    const auto piece = u ? PickPiece(*u, v) : std::nullopt;
     if (!piece) break;
-    Start(*best, v, *piece, s_.now);
+    Start(*u, v, *piece, s_.now);
     started = true;
   }
   return started;
@@ -262,7 +276,7 @@ void BitTorrentRepair::OnSeedLeaves() {
 
 bool BitTorrentRepair::Retry() {
   bool started = false;
-  const std::vector<std::uint32_t> open = s_.open_uploaders.items();
+  const std::vector<std::uint32_t> open = s_.open_uploaders.all().items();
   for (std::uint32_t u : open) started |= FillUploads(u);
   return started;
 }

@@ -21,6 +21,8 @@
 //   first copy to arrive cancels the other.
 // - The seed serves over BitTorrent only receivers the push channel does
 //   not serve (the wire gate, node/wire_gate.h).
+// - Rack-aware (an option, not what libtorrent does): peers in the same
+//   rack are looked at first, others only when none there fits.
 // - Connectivity is a full mesh: any node may serve any other. (At 10,000
 //   nodes a real peer knows a few hundred from the tracker: a random graph
 //   that dense spreads pieces like the mesh in a fluid model; not checked.)
@@ -59,6 +61,11 @@ class BitTorrentRepair {
   void Start(std::uint32_t u, std::uint32_t v, std::uint32_t piece, double since);
   // Frees u's slot for flow `id`; returns when that peer got the slot.
   double FreeSlot(std::uint32_t u, std::uint32_t v, FlowId id, std::uint32_t piece);
+  // A peer from `pool` for which `fits` holds, the least loaded of a few:
+  // from `near`'s rack first when the pool is kept by rack.
+  std::optional<std::uint32_t> Choose(const RackedSet& pool, std::uint32_t near,
+                                      const std::function<bool(std::uint32_t)>& fits,
+                                      const std::function<std::size_t(std::uint32_t)>& load);
   bool FillUploads(std::uint32_t u);
   bool FillDownloads(std::uint32_t v);
   void UpdateOpen(std::uint32_t u);

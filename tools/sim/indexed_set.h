@@ -41,4 +41,33 @@ class IndexedSet {
   std::vector<std::uint32_t> pos_;
 };
 
+// An IndexedSet over all nodes, and optionally one per rack beside it, so
+// that a rack-aware choice can sample its own rack first.
+class RackedSet {
+ public:
+  // `rack_of[id]` for every id; `racks` 0 keeps no per-rack sets.
+  RackedSet(std::uint32_t universe, std::uint32_t racks, std::vector<std::uint32_t> rack_of)
+      : all_(universe), rack_of_(std::move(rack_of)) {
+    by_rack_.reserve(racks);
+    for (std::uint32_t r = 0; r < racks; ++r) by_rack_.emplace_back(universe);
+  }
+  bool contains(std::uint32_t id) const { return all_.contains(id); }
+  void insert(std::uint32_t id) {
+    all_.insert(id);
+    if (racked()) by_rack_[rack_of_[id]].insert(id);
+  }
+  void erase(std::uint32_t id) {
+    all_.erase(id);
+    if (racked()) by_rack_[rack_of_[id]].erase(id);
+  }
+  bool racked() const { return !by_rack_.empty(); }
+  const IndexedSet& all() const { return all_; }
+  const IndexedSet& rack(std::uint32_t r) const { return by_rack_[r]; }
+
+ private:
+  IndexedSet all_;
+  std::vector<IndexedSet> by_rack_;
+  std::vector<std::uint32_t> rack_of_;
+};
+
 }  // namespace swarmcast::sim

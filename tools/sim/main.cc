@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
     ("upload-slots", po::value(&c.upload_slots)->default_value(c.upload_slots), "BitTorrent uploads in flight per node (libtorrent's unchoke slots)")
     ("max-downloads", po::value(&c.max_downloads)->default_value(c.max_downloads), "BitTorrent fetches in flight per receiver (0: no cap)")
     ("piece-pick", po::value(&pick)->default_value(pick), "BitTorrent piece choice: rarest-first or random")
+    ("rack-aware", po::bool_switch(&c.rack_aware), "BitTorrent peers in the same rack first (not what libtorrent does: a what-if)")
     ("no-end-game", po::bool_switch(&no_end_game), "BitTorrent without libtorrent's end game")
     ("unchoke-interval", po::value(&c.unchoke_interval)->default_value(c.unchoke_interval), "seconds an upload slot stays with one peer")
     ("tcp-efficiency", po::value(&c.tcp_efficiency)->default_value(c.tcp_efficiency), "TCP payload bytes per line byte")

@@ -30,6 +30,7 @@ nlohmann::json ResultJson(const SimConfig& c, const SimResult& r, double wall_se
         {"tcp_efficiency", c.tcp_efficiency},
         {"rack_size", c.rack_size},
         {"oversubscription", c.oversubscription},
+        {"rack_aware", c.rack_aware},
         {"push", c.push},
         {"max_subscribers", c.max_subscribers},
         {"upload_slots", c.upload_slots},

@@ -57,6 +57,7 @@ struct SimConfig {
   std::uint32_t max_downloads = 0;  // concurrent BitTorrent fetches per receiver, 0: no cap
   PiecePick pick = PiecePick::kRarestFirst;
   bool end_game = true;          // bit_torrent.h
+  bool rack_aware = false;       // BitTorrent looks in its own rack first (a what-if)
   double unchoke_interval = 15;  // an upload slot stays with one peer this long
   double retry_interval = 1;     // idle upload slots look for takers again
 

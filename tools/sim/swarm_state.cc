@@ -7,6 +7,12 @@
 namespace swarmcast::sim {
 
 namespace {
+std::vector<std::uint32_t> RackOf(const Topology& t) {
+  std::vector<std::uint32_t> r(t.nodes());
+  for (std::uint32_t n = 0; n < t.nodes(); ++n) r[n] = t.rack(n);
+  return r;
+}
+
 std::int64_t PieceSizeFor(const SimConfig& c) {
   return c.piece_size > 0 ? c.piece_size : proto::ChoosePieceSize(c.file_size);
 }
@@ -22,8 +28,8 @@ SwarmState::SwarmState(const SimConfig& cfg, Topology topo, double solve_interva
       piece_size(PieceSizeFor(cfg)),
       rng(cfg.rng_seed),
       holders(pieces, 0),
-      incomplete(cfg.receivers + 1),
-      open_uploaders(cfg.receivers + 1),
+      incomplete(cfg.receivers + 1, cfg.rack_aware ? topology.racks() : 0, RackOf(topology)),
+      open_uploaders(cfg.receivers + 1, cfg.rack_aware ? topology.racks() : 0, RackOf(topology)),
       pieces_at_(cfg.receivers + 2, 0) {
   pieces_at_[0] = pieces;
   for (NodeState& n : nodes) {

@@ -79,8 +79,8 @@ class SwarmState {
   double first_piece = -1;  // when a receiver first verified a piece
   bool seed_present = true;
   std::vector<std::uint32_t> holders;  // receivers holding each verified piece
-  IndexedSet incomplete;               // joined receivers still missing pieces
-  IndexedSet open_uploaders;           // nodes with a free BitTorrent upload slot
+  RackedSet incomplete;                // joined receivers still missing pieces
+  RackedSet open_uploaders;            // nodes with a free BitTorrent upload slot
 
   std::int64_t PieceBytes(std::uint32_t p) const;
   // Fewest receivers holding any one piece (copies in the swarm).
