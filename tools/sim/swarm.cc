@@ -132,9 +132,15 @@ void Swarm::OnFlow(const FinishedFlow& flow) {
 
 SimResult Swarm::Run() {
   bt_.OnJoin(kSeed);  // the seed serves over BitTorrent from the start
-  for (std::uint32_t v = 1; v < s_.nodes.size(); ++v) {
-    s_.events.Schedule({startup_, EventKind::kNodeJoins, v, 0});
-  }
+  // Everyone is launched at once, so who subscribes first (and so who gets
+  // one of the seed's max_subscribers places) is down to chance: join in a
+  // seeded random order, not by id (which would also put every subscriber
+  // in the first racks).
+  std::vector<std::uint32_t> order(config_.receivers);
+  std::iota(order.begin(), order.end(), 1u);
+  std::mt19937_64 join_rng(config_.rng_seed ^ 0x701e);
+  std::shuffle(order.begin(), order.end(), join_rng);
+  for (std::uint32_t v : order) s_.events.Schedule({startup_, EventKind::kNodeJoins, v, 0});
   if (config_.retry_interval > 0) {
     s_.events.Schedule({config_.retry_interval, EventKind::kBitTorrentTick, 0, 0});
   }
