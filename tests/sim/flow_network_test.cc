@@ -5,11 +5,7 @@
 namespace swarmcast::sim {
 namespace {
 
-FlowPath Path(std::initializer_list<LinkId> links) {
-  FlowPath p;
-  for (LinkId l : links) p.links[p.count++] = l;
-  return p;
-}
+FlowPath Path(std::initializer_list<LinkId> links) { return FlowPath::Of(links); }
 
 TEST(FlowNetworkTest, OneFlowTakesBytesOverRate) {
   FlowNetwork net({10.0}, 0);

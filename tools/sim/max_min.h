@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <vector>
 
@@ -21,6 +22,15 @@ inline constexpr int kMaxPathLinks = 4;
 struct FlowPath {
   LinkId links[kMaxPathLinks] = {};
   std::uint8_t count = 0;
+
+  // A path over these links, in order (at most kMaxPathLinks are kept).
+  static FlowPath Of(std::initializer_list<LinkId> links) {
+    FlowPath p;
+    for (LinkId l : links) {
+      if (p.count < kMaxPathLinks) p.links[p.count++] = l;
+    }
+    return p;
+  }
 };
 
 // rates[i] = the max-min fair rate of flows[i], in the unit of `capacity`.
