@@ -245,9 +245,8 @@ void BitTorrentRepair::OnVerified(std::uint32_t node, std::uint32_t piece) {
     FillUploads(f.from);
   }
   UpdateOpen(node);
-  if (n.complete) return;
-  FillUploads(node);
-  FillDownloads(node);
+  FillUploads(node);    // a finished node goes on serving
+  FillDownloads(node);  // nothing once finished
 }
 
 void BitTorrentRepair::OnFlowDone(const FinishedFlow& flow, const std::function<void()>& deliver) {

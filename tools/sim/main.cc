@@ -26,7 +26,7 @@ int Usage(const std::string& message) {
 int main(int argc, char** argv) {
   SimConfig c;
   std::string file_size = "64MiB", piece_size = "0", chunk_size = "1MiB", link = "100Mbit",
-              seed_link, slow_rate, socket_buffer = "4MiB", pick = "rarest-first", solve = "auto",
+              seed_link, slow_rate, socket_buffer = "256KiB", pick = "rarest-first", solve = "auto",
               verify_rate = "0";
   std::uint32_t racks = 0;
   bool json = false, per_node = false, no_push = false, no_end_game = false;

@@ -48,9 +48,13 @@ struct SimConfig {
   // BitTorrent only.
   bool push = true;
   std::uint32_t max_subscribers = 512;
-  // Bytes of pushed frames that may sit in a subscriber's socket (send
-  // buffer and queue) beyond what it has received (push_seed.h).
-  double push_socket_buffer = 4 << 20;  // Linux tcp_wmem max
+  // Bytes of pushed frames that may sit in a subscriber's socket beyond
+  // what it has received (push_seed.h). Linux sizes a send buffer to about
+  // twice the congestion window, which on a LAN is a few hundred KiB; 4 MiB
+  // (tcp_wmem's maximum) is the ceiling. The scheduler counts frames in the
+  // buffer as copies: with subscribers x buffer near the file size its cover
+  // pass is over before anything arrives (docs/benchmarks.md, Simulator).
+  double push_socket_buffer = 256 << 10;
 
   // BitTorrent repair path (a model of libtorrent, not libtorrent).
   std::uint32_t upload_slots = 8;   // libtorrent's unchoke_slots_limit
