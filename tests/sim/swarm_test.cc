@@ -120,6 +120,20 @@ TEST(SwarmTest, SocketBuffersAsBigAsTheFileTurnTheCoverPassIntoUnicast) {
   EXPECT_GT(big.last, small.last);
 }
 
+TEST(SwarmTest, TheCoverPassSharesTheSeedsUplinkAmongEverySubscriber) {
+  // The sender starts a frame to every ready subscriber at once, so with S
+  // subscribers the first piece lands after S pieces' worth of the seed's
+  // uplink. The what-if window of 2 lands it after about 2.
+  SimConfig c = Small(16);
+  const SimResult all = Swarm(c).Run();
+  c.push_window = 2;
+  const SimResult window = Swarm(c).Run();
+  const double piece_time = (256 << 10) / Goodput(c);
+  EXPECT_NEAR(all.first_piece - all.startup, 16 * piece_time, 0.1 * piece_time);
+  EXPECT_LT(window.first_piece - window.startup, 2.5 * piece_time);
+  ASSERT_EQ(all.unfinished + window.unfinished, 0u);
+}
+
 TEST(SwarmTest, SameSeedSameRun) {
   SimConfig c = Small(8);
   c.slow_fraction = 0.25;

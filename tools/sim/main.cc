@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
     ("no-push", po::bool_switch(&no_push), "BitTorrent only (swarmcast seed --no-push)")
     ("max-subscribers", po::value(&c.max_subscribers)->default_value(c.max_subscribers), "push subscribers the seed takes (PushSenderOptions)")
     ("push-socket-buffer", po::value(&socket_buffer)->default_value(socket_buffer), "pushed bytes a subscriber's socket holds beyond what arrived")
+    ("push-window", po::value(&c.push_window)->default_value(0), "what-if: frames in flight to at most this many subscribers at once (0: all ready, as the sender does)")
     ("upload-slots", po::value(&c.upload_slots)->default_value(c.upload_slots), "BitTorrent uploads in flight per node (libtorrent's unchoke slots)")
     ("max-downloads", po::value(&c.max_downloads)->default_value(c.max_downloads), "BitTorrent fetches in flight per receiver (0: no cap)")
     ("piece-pick", po::value(&pick)->default_value(pick), "BitTorrent piece choice: rarest-first or random")

@@ -52,7 +52,10 @@ bool PushSeed::CheckWritten(std::uint32_t node) {
 void PushSeed::Write(std::uint32_t node, std::uint32_t piece) {
   Connection& c = conns_[node];
   const double bytes = PushFrameBytes(s_.PieceBytes(piece), s_.config.chunk_size);
-  if (c.frames.empty()) c.head_left = bytes;
+  if (c.frames.empty()) {
+    c.head_left = bytes;
+    ++busy_;
+  }
   c.frames.push_back({piece, bytes});
   c.queued += bytes;
   c.last_written = false;
@@ -85,6 +88,7 @@ void PushSeed::OnFlowDone(const FinishedFlow& flow) {
     const Frame done = c.frames.front();
     c.frames.pop_front();
     c.queued = std::max(0.0, c.queued);
+    if (c.frames.empty()) --busy_;
     if (!c.frames.empty()) c.head_left = c.frames.front().bytes;
     s_.bytes.push += static_cast<double>(s_.PieceBytes(done.piece));
     s_.bytes.framing += done.bytes - static_cast<double>(s_.PieceBytes(done.piece));
@@ -95,10 +99,29 @@ void PushSeed::OnFlowDone(const FinishedFlow& flow) {
   StartFlow(node);
 }
 
+// The subscribers the scheduler may choose from: every ready one, or, with
+// a window (a what-if), those whose connection is already busy plus as many
+// idle ones as the window has room for.
+std::vector<push::SubscriberId> PushSeed::Offered() const {
+  const std::uint32_t window = s_.config.push_window;
+  if (window == 0) return ready_;
+  std::vector<push::SubscriberId> offered;
+  std::uint32_t room = window > busy_ ? window - busy_ : 0;
+  for (push::SubscriberId id : ready_) {
+    if (!conns_[id].frames.empty()) {
+      offered.push_back(id);
+    } else if (room > 0) {
+      offered.push_back(id);
+      --room;
+    }
+  }
+  return offered;
+}
+
 void PushSeed::Schedule() {
   if (!s_.seed_present) return;
   while (!ready_.empty()) {
-    auto batch = scheduler_.NextBatch(ready_);
+    auto batch = scheduler_.NextBatch(Offered());
     if (!batch) break;
     ++batches_;
     batch_targets_ += batch->targets.size();
@@ -120,6 +143,7 @@ void PushSeed::Leave() {
     c = Connection{};
   }
   ready_.clear();
+  busy_ = 0;
 }
 
 }  // namespace swarmcast::sim

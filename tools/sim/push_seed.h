@@ -15,6 +15,8 @@
 //   frame's flow in two).
 // - Pieces a subscriber verified from other peers reach the scheduler as
 //   OnHave (the receiver's HAVE frames).
+// - A what-if the sender does not have (SimConfig::push_window): frames go
+//   to at most that many subscribers at a time.
 #pragma once
 
 #include <cstdint>
@@ -69,6 +71,7 @@ class PushSeed {
   // Marks the last frame written if it fits the buffer now; true if so.
   bool CheckWritten(std::uint32_t node);
   void StartFlow(std::uint32_t node);
+  std::vector<push::SubscriberId> Offered() const;
 
   SwarmState& s_;
   std::function<void(std::uint32_t, std::uint32_t)> deliver_;
@@ -76,6 +79,7 @@ class PushSeed {
   std::vector<Connection> conns_;  // by node id
   std::vector<push::SubscriberId> ready_;
   std::uint32_t subscribers_ = 0;
+  std::uint32_t busy_ = 0;  // connections with frames not yet delivered
   std::uint64_t batches_ = 0;
   std::uint64_t batch_targets_ = 0;
 };

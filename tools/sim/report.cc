@@ -33,6 +33,8 @@ nlohmann::json ResultJson(const SimConfig& c, const SimResult& r, double wall_se
         {"rack_aware", c.rack_aware},
         {"push", c.push},
         {"max_subscribers", c.max_subscribers},
+        {"push_socket_buffer", c.push_socket_buffer},
+        {"push_window", c.push_window},
         {"upload_slots", c.upload_slots},
         {"max_downloads", c.max_downloads},
         {"piece_pick", c.pick == PiecePick::kRarestFirst ? "rarest-first" : "random"},

@@ -55,6 +55,9 @@ struct SimConfig {
   // buffer as copies: with subscribers x buffer near the file size its cover
   // pass is over before anything arrives (docs/benchmarks.md, Simulator).
   double push_socket_buffer = 256 << 10;
+  // A what-if, not PushSender: at most this many subscribers have frames
+  // in flight at once (0: every ready subscriber, as the sender does).
+  std::uint32_t push_window = 0;
 
   // BitTorrent repair path (a model of libtorrent, not libtorrent).
   std::uint32_t upload_slots = 8;   // libtorrent's unchoke_slots_limit
