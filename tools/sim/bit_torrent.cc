@@ -13,29 +13,6 @@ constexpr double kBlockHeaderBytes = 13;
 // scanned, so the end game, when few receivers still miss pieces, never
 // depends on luck.
 constexpr std::size_t kSamples = 16;
-}  // namespace
-
-double BitTorrentPieceBytes(std::int64_t piece_bytes) {
-  const std::int64_t blocks = (piece_bytes + kBlockBytes - 1) / kBlockBytes;
-  return static_cast<double>(piece_bytes) + kBlockHeaderBytes * static_cast<double>(blocks);
-}
-
-bool BitTorrentRepair::MayServe(std::uint32_t u, std::uint32_t v) const {
-  if (u == v) return false;
-  const NodeState& up = s_.nodes[u];
-  const NodeState& down = s_.nodes[v];
-  if (!up.joined || up.gone || up.have_count == 0) return false;
-  if (!down.joined || down.complete) return false;
-  if (u == kSeed && (!s_.seed_present || (s_.config.push && down.subscribed))) return false;
-  if (up.uploads.size() >= s_.config.upload_slots) return false;
-  if (s_.config.max_downloads && down.fetches.size() >= s_.config.max_downloads) return false;
-  for (const UploadSlot& slot : up.uploads) {
-    if (slot.peer == v) return false;
-  }
-  return true;
-}
-
-namespace {
 
 // Word i of what `up` can send `down`: pieces `down` neither has nor is
 // checking, and either is not fetching (normal) or is fetching from
@@ -57,7 +34,42 @@ bool InEndGame(const NodeState& n) {
   return true;
 }
 
+// The candidate from `pool` that `fits` with the lowest `load`, among a few
+// sampled at random, or among all when the pool is small.
+template <class Fits, class Load>
+std::optional<std::uint32_t> BestOf(const IndexedSet& pool, std::mt19937_64& rng, Fits fits,
+                                    Load load) {
+  const bool scan = pool.size() <= 2 * kSamples;
+  const std::size_t tries = scan ? pool.size() : kSamples;
+  std::optional<std::uint32_t> best;
+  for (std::size_t t = 0; t < tries; ++t) {
+    const std::uint32_t id = scan ? pool[t] : pool.pick(rng);
+    if (fits(id) && (!best || load(id) < load(*best))) best = id;
+  }
+  return best;
+}
+
 }  // namespace
+
+double BitTorrentPieceBytes(std::int64_t piece_bytes) {
+  const std::int64_t blocks = (piece_bytes + kBlockBytes - 1) / kBlockBytes;
+  return static_cast<double>(piece_bytes) + kBlockHeaderBytes * static_cast<double>(blocks);
+}
+
+bool BitTorrentRepair::MayServe(std::uint32_t u, std::uint32_t v) const {
+  if (u == v) return false;
+  const NodeState& up = s_.nodes[u];
+  const NodeState& down = s_.nodes[v];
+  if (!up.joined || up.gone || up.have_count == 0) return false;
+  if (!down.joined || down.complete) return false;
+  if (u == kSeed && (!s_.seed_present || (s_.config.push && down.subscribed))) return false;
+  if (up.uploads.size() >= s_.config.upload_slots) return false;
+  if (s_.config.max_downloads && down.fetches.size() >= s_.config.max_downloads) return false;
+  for (const UploadSlot& slot : up.uploads) {
+    if (slot.peer == v) return false;
+  }
+  return true;
+}
 
 std::optional<bool> BitTorrentRepair::Mode(std::uint32_t u, std::uint32_t v) const {
   const NodeState& up = s_.nodes[u];
@@ -167,25 +179,6 @@ void BitTorrentRepair::UpdateOpen(std::uint32_t u) {
     s_.open_uploaders.erase(u);
   }
 }
-
-namespace {
-
-// The candidate from `pool` that `fits` with the lowest `load`, among a few
-// sampled at random, or among all when the pool is small.
-template <class Fits, class Load>
-std::optional<std::uint32_t> BestOf(const IndexedSet& pool, std::mt19937_64& rng, Fits fits,
-                                    Load load) {
-  const bool scan = pool.size() <= 2 * kSamples;
-  const std::size_t tries = scan ? pool.size() : kSamples;
-  std::optional<std::uint32_t> best;
-  for (std::size_t t = 0; t < tries; ++t) {
-    const std::uint32_t id = scan ? pool[t] : pool.pick(rng);
-    if (fits(id) && (!best || load(id) < load(*best))) best = id;
-  }
-  return best;
-}
-
-}  // namespace
 
 std::optional<std::uint32_t> BitTorrentRepair::Choose(
     const RackedSet& pool, std::uint32_t near, const std::function<bool(std::uint32_t)>& fits,
