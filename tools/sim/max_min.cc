@@ -1,7 +1,6 @@
 #include "tools/sim/max_min.h"
 
 #include <algorithm>
-#include <limits>
 #include <queue>
 #include <utility>
 
