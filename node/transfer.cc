@@ -70,6 +70,14 @@ class Transfer {
     if (auto e = Start()) return Unexpected(*e);
     WriteStatus();
     WaitForSignal();
+    // After WaitForSignal: signals_ has taken SIGINT/SIGTERM over, so one
+    // that came earlier was recorded there and is seen here.
+    if (o_.signalled_before_start && o_.signalled_before_start()) {
+      asio::post(ioc_, [this] {
+        o_.log.Info("interrupted; saving state");
+        Finish(TransferEnd::kInterrupted);
+      });
+    }
     // Runs at once if a stop was already requested; only posts, so it is
     // safe from any thread while ioc_ lives (this callback goes first).
     std::stop_callback on_stop_request(stop_, [this] {

@@ -123,6 +123,9 @@ struct TransferOptions {
   // stop_after_copies is set. May be empty. Finished peers leave, so the
   // connected peers alone under-count, and missed copies on a busy machine.
   std::function<std::int64_t()> copies_made;
+  // True when a SIGINT/SIGTERM came before this transfer handled signals
+  // itself (node/cli/early_signals.h): it then stops at once. May be empty.
+  std::function<bool()> signalled_before_start;
   // Seed: peers at addresses for which this returns true get their pieces
   // through the push channel, and the seed does not serve them over the
   // BitTorrent wire (node/wire_gate.h). Called on libtorrent's network
