@@ -100,12 +100,4 @@ Result<BuiltMetainfo, std::string> BuildMetainfo(const BuildOptions& o) {
   return out;
 }
 
-std::int64_t ChoosePieceSize(std::int64_t total_size) {
-  constexpr std::int64_t kMin = 64 << 10;
-  constexpr std::int64_t kMax = 16 << 20;
-  std::int64_t piece = kMin;
-  while (piece < kMax && total_size / piece > 1024) piece *= 2;
-  return piece;
-}
-
 }  // namespace swarmcast::node

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "node/hash_cache.h"
+#include "proto/piece_size.h"
 #include "proto/result.h"
 
 namespace swarmcast::node {
@@ -47,12 +48,8 @@ struct BuiltMetainfo {
   std::string cache_warning;
 };
 
-// Piece size for a payload of `total_size` bytes: the power of two that
-// gives about 1024 pieces, kept within [64 KiB, 16 MiB]. Measured on the
-// emulated LAN (see docs/architecture.md): 64 KiB-1 MiB pieces perform
-// alike while 4 MiB pieces on a 64 MiB file were slower, so small files get
-// small pieces; very large files grow the piece so the metainfo stays small.
-std::int64_t ChoosePieceSize(std::int64_t total_size);
+// Piece size for a payload of `total_size` bytes (proto/piece_size.h).
+using proto::ChoosePieceSize;
 
 // Fails (with a message naming the path) when the path is missing, is not
 // a regular file or directory, holds no data, cannot be read, or holds

@@ -3,10 +3,12 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "proto/endpoint.h"
 #include "proto/metainfo.h"
@@ -64,19 +66,22 @@ std::string EscapePath(const std::string& s) {
 }  // namespace
 
 std::string TrackerUrl::ToString() const {
-  return "http://" + proto::FormatEndpoint(host, static_cast<std::uint16_t>(std::stoi(port))) +
-         base_path;
+  return (https ? "https://" : "http://") +
+         proto::FormatEndpoint(host, static_cast<std::uint16_t>(std::stoi(port))) + base_path;
 }
 std::string TrackerUrl::AnnounceUrl() const { return ToString() + "/announce"; }
 
 Result<TrackerUrl, std::string> ParseTrackerUrl(std::string_view url) {
   const std::string original(url);
-  constexpr std::string_view kScheme = "http://";
-  if (!url.starts_with(kScheme)) {
-    return Unexpected("tracker URL must start with http:// (got '" + original + "')");
-  }
-  url.remove_prefix(kScheme.size());
   TrackerUrl out;
+  if (url.starts_with("https://")) {
+    out.https = true;
+    url.remove_prefix(8);
+  } else if (url.starts_with("http://")) {
+    url.remove_prefix(7);
+  } else {
+    return Unexpected("tracker URL must start with http:// or https:// (got '" + original + "')");
+  }
   const std::size_t slash = url.find('/');
   std::string_view hostport = url.substr(0, slash);
   if (slash != std::string_view::npos) {
@@ -84,7 +89,9 @@ Result<TrackerUrl, std::string> ParseTrackerUrl(std::string_view url) {
     while (!path.empty() && path.back() == '/') path.remove_suffix(1);
     out.base_path = std::string(path);
   }
-  auto at = proto::ParseEndpoint(hostport, {.allow_names = true, .default_port = 80});
+  auto at = proto::ParseEndpoint(
+      hostport,
+      {.allow_names = true, .default_port = static_cast<std::uint16_t>(out.https ? 443 : 80)});
   if (!at) return Unexpected("tracker URL '" + original + "': " + at.error());
   out.host = std::move(at->host);
   out.port = std::to_string(at->port);
@@ -101,17 +108,29 @@ std::string ToString(const RegistryError& e) {
   return "tracker: " + e.message;
 }
 
-RegistryClient::RegistryClient(TrackerUrl url, std::chrono::milliseconds timeout, std::string token)
-    : url_(std::move(url)), timeout_(timeout), token_(std::move(token)) {}
+RegistryClient::RegistryClient(TrackerUrl url, std::chrono::milliseconds timeout, std::string token,
+                               ClientTlsContext tls)
+    : url_(std::move(url)), timeout_(timeout), token_(std::move(token)), tls_(std::move(tls)) {}
 
 Result<RegistryClient::Response, RegistryError> RegistryClient::Request(const std::string& method,
                                                                         const std::string& target,
                                                                         const std::string& body,
                                                                         std::size_t body_limit) {
+  if (url_.https && !tls_) {
+    return Unexpected(
+        Err(RegistryError::Kind::kUnreachable, "no TLS context for " + url_.ToString()));
+  }
   // Async operations on a private io_context run for at most the timeout:
-  // Beast's sync calls have no deadline of their own.
+  // Beast's sync calls have no deadline of their own. The TLS layer reads
+  // and writes through `stream`, so the same deadline bounds its
+  // handshake.
   asio::io_context ioc;
   beast::tcp_stream stream(ioc);
+  std::optional<asio::ssl::stream<beast::tcp_stream&>> tls;
+  if (url_.https) {
+    tls.emplace(stream, *tls_);
+    ExpectServerName(tls->native_handle(), url_.host);
+  }
   asio::ip::tcp::resolver resolver(ioc);
   const http::verb verb = method == "PUT"      ? http::verb::put
                           : method == "DELETE" ? http::verb::delete_
@@ -133,6 +152,24 @@ Result<RegistryClient::Response, RegistryError> RegistryClient::Request(const st
   beast::error_code failure;
   std::string stage = "resolve";
 
+  // Over either stream: the request, then the response.
+  auto exchange = [&](auto& s) {
+    stage = "send";
+    http::async_write(s, req, [&](beast::error_code ec, std::size_t) {
+      if (ec) {
+        failure = ec;
+        return;
+      }
+      stage = "read";
+      http::async_read(s, buffer, parser, [&](beast::error_code ec2, std::size_t) {
+        if (ec2) {
+          failure = ec2;
+          return;
+        }
+        stage = "done";
+      });
+    });
+  };
   stream.expires_after(timeout_);
   resolver.async_resolve(url_.host, url_.port, [&](beast::error_code ec, auto results) {
     if (ec) {
@@ -145,28 +182,29 @@ Result<RegistryClient::Response, RegistryError> RegistryClient::Request(const st
         failure = ec2;
         return;
       }
-      stage = "send";
-      http::async_write(stream, req, [&](beast::error_code ec3, std::size_t) {
+      if (!tls) return exchange(stream);
+      stage = "TLS handshake with";
+      tls->async_handshake(asio::ssl::stream_base::client, [&](beast::error_code ec3) {
         if (ec3) {
           failure = ec3;
           return;
         }
-        stage = "read";
-        http::async_read(stream, buffer, parser, [&](beast::error_code ec4, std::size_t) {
-          if (ec4) {
-            failure = ec4;
-            return;
-          }
-          stage = "done";
-        });
+        exchange(*tls);
       });
     });
   });
   ioc.run_for(timeout_ + std::chrono::milliseconds(200));
   if (stage != "done" && !failure) failure = asio::error::timed_out;
   if (failure) {
-    return Unexpected(Err(RegistryError::Kind::kUnreachable,
-                          stage + " " + url_.ToString() + target + ": " + failure.message()));
+    // An error from OpenSSL itself (not the socket under it, not the
+    // deadline) in the handshake is a verdict, not a passing fault.
+    const bool refused = tls && stage == "TLS handshake with" &&
+                         failure.category() == asio::error::get_ssl_category();
+    const std::string why =
+        refused ? HandshakeFailureText(tls->native_handle(), failure) : failure.message();
+    return Unexpected(
+        Err(refused ? RegistryError::Kind::kTlsRefused : RegistryError::Kind::kUnreachable,
+            stage + " " + url_.ToString() + target + ": " + why));
   }
   beast::error_code ignored;
   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);

@@ -1,10 +1,13 @@
-// Client for swarmcast-tracker's swarm registry (HTTP/1.1, plain TCP):
-// publish a metainfo under a name, fetch it back by name or info-hash, read
-// a swarm's completion view, and unpublish a name. The token, when given,
-// goes with every request as `Authorization: Bearer`: an admin token for
-// writes, an announce or admin token for a private tracker's reads. Synchronous: every call
-// finishes or fails within the timeout given at construction, and every response is bounded
-// (headers 16 KiB, body 16 MiB for a metainfo, 4 MiB for JSON).
+// Client for swarmcast-tracker's swarm registry (HTTP/1.1 over TCP, or
+// over TLS for an https:// tracker URL, verified as node/tls_client.h
+// says): publish a metainfo under a name, fetch it back by name or
+// info-hash, read a swarm's completion view, and unpublish a name. The
+// token, when given, goes with every request as `Authorization: Bearer`:
+// an admin token for writes, an announce or admin token for a private
+// tracker's reads. Synchronous: every call finishes or fails within the
+// timeout given at construction (TLS handshake included), and every
+// response is bounded (headers 16 KiB, body 16 MiB for a metainfo, 4 MiB
+// for JSON).
 //
 // Not thread-safe; each call opens its own connection, so one client may be
 // used by one thread at a time.
@@ -15,17 +18,21 @@
 #include <string>
 #include <vector>
 
+#include "node/tls_client.h"
 #include "proto/result.h"
 
 namespace swarmcast::node {
 
-// "http://host[:port][/base]" split into its parts (an IPv6 host in
-// brackets: "http://[::1]:6969"). Only http is supported.
+// "http[s]://host[:port][/base]" split into its parts (an IPv6 host in
+// brackets: "http://[::1]:6969"). The port defaults to 80 for http and
+// 443 for https.
 struct TrackerUrl {
+  bool https = false;
   std::string host;  // a name or an IP literal, without brackets
   std::string port = "80";
   std::string base_path;  // without a trailing '/', may be empty
 
+  // With its scheme: every URL made from it (announces) keeps https.
   std::string ToString() const;
   // The BitTorrent announce URL: base + "/announce".
   std::string AnnounceUrl() const;
@@ -36,6 +43,10 @@ Result<TrackerUrl, std::string> ParseTrackerUrl(std::string_view url);
 struct RegistryError {
   enum class Kind {
     kUnreachable,  // connect/read failed or timed out
+    // The TLS handshake failed on TLS itself: the certificate was refused
+    // (message says why) or the other side does not speak TLS. Final: no
+    // retry makes an untrusted tracker trusted.
+    kTlsRefused,
     kNotFound,     // 404
     kConflict,     // 409: the info-hash is published under another name
     kDenied,       // 401 (no or wrong token) or 403 (the name is another publisher's)
@@ -99,14 +110,18 @@ struct CompletionView {
 
 class RegistryClient {
  public:
-  RegistryClient(TrackerUrl url, std::chrono::milliseconds timeout, std::string token = {});
+  // `tls` is required for an https URL (a refused handshake is then
+  // kTlsRefused, its message saying why) and unused for http.
+  RegistryClient(TrackerUrl url, std::chrono::milliseconds timeout, std::string token = {},
+                 ClientTlsContext tls = nullptr);
 
   const TrackerUrl& url() const { return url_; }
   const std::string& token() const { return token_; }
-  // The same tracker and token with another timeout (the control thread's
-  // polls keep theirs short).
+  const ClientTlsContext& tls() const { return tls_; }
+  // The same tracker, token and TLS context with another timeout (the
+  // control thread's polls keep theirs short).
   RegistryClient WithTimeout(std::chrono::milliseconds timeout) const {
-    return RegistryClient(url_, timeout, token_);
+    return RegistryClient(url_, timeout, token_, tls_);
   }
 
   // PUT /v1/swarms/{name}[?push=...] with the .torrent bytes.
@@ -140,6 +155,7 @@ class RegistryClient {
   TrackerUrl url_;
   std::chrono::milliseconds timeout_;
   std::string token_;
+  ClientTlsContext tls_;
 };
 
 std::string ToString(const RegistryError& e);

@@ -15,6 +15,7 @@ bool Retryable(const RegistryError& e, bool until_found) {
       return until_found;
     case RegistryError::Kind::kConflict:
     case RegistryError::Kind::kDenied:  // a token does not come right by waiting
+    case RegistryError::Kind::kTlsRefused:
       return false;
     case RegistryError::Kind::kRejected:
       return e.http_status == 408 || e.http_status == 429 || e.http_status >= 500;

@@ -29,7 +29,7 @@ struct RetryPolicy {
 // Whether another attempt may succeed: the tracker was unreachable, timed
 // out, answered garbage (a cut connection) or said it is busy (429, 5xx);
 // 404 only while waiting for a publish. Refusals (401, 403, 409, other
-// 4xx) are final.
+// 4xx, a TLS certificate the node does not trust) are final.
 bool Retryable(const RegistryError& e, bool until_found);
 
 // The delays between attempts: attempt n waits a uniform random time in

@@ -20,6 +20,11 @@ lt::settings_pack LanSettings(const NetworkOptions& net) {
   p.set_bool(sp::enable_incoming_utp, false);
   p.set_bool(sp::enable_outgoing_utp, false);
   p.set_bool(sp::allow_multiple_connections_per_ip, true);
+  // An https:// tracker's certificate is checked (chain, validity, host)
+  // against OpenSSL's default verify paths: the system's CAs, or the
+  // --ca-file they were pointed at (node/tls_client.h). It is libtorrent
+  // 2.0's default; set here so that no build or later default turns it off.
+  p.set_bool(sp::validate_https_trackers, true);
 
   p.set_str(sp::listen_interfaces,
             proto::FormatEndpoint(net.listen_ip, static_cast<std::uint16_t>(net.listen_port)));
@@ -70,6 +75,14 @@ lt::session_params LanSessionParams(const NetworkOptions& net) {
   params.disk_io_constructor =
       net.disk_io == DiskIo::kMmap ? lt::mmap_disk_io_constructor : lt::posix_disk_io_constructor;
   return params;
+}
+
+lt::load_torrent_limits TorrentLoadLimits() {
+  lt::load_torrent_limits limits;
+  limits.max_buffer_size = 32 << 20;
+  limits.max_pieces = 0x200000;
+  limits.max_decode_tokens = 4000000;
+  return limits;
 }
 
 }  // namespace swarmcast::node

@@ -70,6 +70,14 @@ class Transfer {
     if (auto e = Start()) return Unexpected(*e);
     WriteStatus();
     WaitForSignal();
+    // After WaitForSignal: signals_ has taken SIGINT/SIGTERM over, so one
+    // that came earlier was recorded there and is seen here.
+    if (o_.signalled_before_start && o_.signalled_before_start()) {
+      asio::post(ioc_, [this] {
+        o_.log.Info("interrupted; saving state");
+        Finish(TransferEnd::kInterrupted);
+      });
+    }
     // Runs at once if a stop was already requested; only posts, so it is
     // safe from any thread while ioc_ lives (this callback goes first).
     std::stop_callback on_stop_request(stop_, [this] {
@@ -107,15 +115,11 @@ class Transfer {
     if (auto checked = proto::CheckMetainfo(o_.torrent_bytes); !checked) {
       return TransferError{Kind::kMetainfo, "metainfo refused: " + checked.error()};
     }
-    lt::load_torrent_limits limits;
-    limits.max_buffer_size = 32 << 20;
-    limits.max_pieces = 0x200000;
-    limits.max_decode_tokens = 4000000;
     try {
       ti_ = std::make_shared<lt::torrent_info>(
           lt::span<const char>(o_.torrent_bytes.data(),
                                static_cast<std::ptrdiff_t>(o_.torrent_bytes.size())),
-          limits, lt::from_span);
+          TorrentLoadLimits(), lt::from_span);
     } catch (const std::exception& e) {
       return TransferError{Kind::kMetainfo, std::string("metainfo refused: ") + e.what()};
     }
@@ -225,7 +229,11 @@ class Transfer {
     return std::nullopt;
   }
 
-  bool WireHeld() const { return IsGet() && o_.wire_hold.count() > 0; }
+  // A get holds back its trackers and peers while the push subscription is
+  // set up (wire_hold), and while it salvages verified pieces after a
+  // restart: peers connected during the salvage were sent requests for
+  // pieces it was about to find on disk (62 pieces of 244 fetched twice).
+  bool WireHeld() const { return IsGet() && (o_.wire_hold.count() > 0 || resumed_); }
 
   // libtorrent's tracker alerts name the URL, announce token included.
   std::string Redacted(std::string text) const {
@@ -293,7 +301,11 @@ class Transfer {
                     std::to_string(report_.pieces_total) + " pieces verified");
       }
       if (IsGet() && resumed_) Salvage();
-      if (WireHeld() && !wire_started_) wire_hold_until_ = Clock::now() + o_.wire_hold;
+      if (o_.wire_hold.count() == 0) {
+        StartWire();  // only the salvage held it
+      } else if (!wire_started_) {
+        wire_hold_until_ = Clock::now() + o_.wire_hold;
+      }
       if (o_.hooks.on_ready) o_.hooks.on_ready(MakeFeed());
     } else if (lt::alert_cast<lt::torrent_finished_alert>(a)) {
       if (IsGet()) OnDownloadVerified();
@@ -440,9 +452,14 @@ class Transfer {
   }
 
   void Record(const lt::torrent_status& st) {
+    const std::int64_t pushed = o_.pushed_bytes ? o_.pushed_bytes() : 0;
+    report_.role = o_.role;
     report_.pieces_done = st.num_pieces;
-    report_.downloaded_bytes = st.total_payload_download;
-    report_.uploaded_bytes = st.total_payload_upload;
+    report_.downloaded_wire_bytes = st.total_payload_download;
+    report_.uploaded_wire_bytes = st.total_payload_upload;
+    (IsGet() ? report_.downloaded_push_bytes : report_.uploaded_push_bytes) = pushed;
+    report_.downloaded_bytes = report_.downloaded_wire_bytes + report_.downloaded_push_bytes;
+    report_.uploaded_bytes = report_.uploaded_wire_bytes + report_.uploaded_push_bytes;
     report_.failed_bytes = st.total_failed_bytes;
     snap_.role = IsGet() ? "get" : "seed";
     snap_.name = report_.name;
@@ -451,16 +468,17 @@ class Transfer {
     snap_.done_bytes = st.total_wanted_done;
     snap_.pieces_total = report_.pieces_total;
     snap_.pieces_done = st.num_pieces;
-    snap_.downloaded_bytes = st.total_payload_download;
-    snap_.uploaded_bytes = st.total_payload_upload;
+    snap_.downloaded_bytes = report_.downloaded_bytes;
+    snap_.uploaded_bytes = report_.uploaded_bytes;
+    // Rates from the byte counters of both paths: libtorrent's own rate
+    // lags and knows nothing of the push channel. Until the meter has a
+    // second of samples, the average since the start stands in.
     const auto now = Clock::now();
-    snap_.down_rate = down_rate_.Add(now, st.total_wanted_done).value_or(st.download_payload_rate);
-    snap_.up_rate = st.upload_payload_rate;
-    if (o_.pushed_bytes) {
-      const std::int64_t pushed = o_.pushed_bytes();
-      snap_.uploaded_bytes += pushed;
-      snap_.up_rate += push_rate_.Add(now, pushed).value_or(0.0);
-    }
+    const double elapsed = std::max(Seconds(), 1e-3);
+    snap_.down_rate = down_rate_.Add(now, report_.downloaded_bytes)
+                          .value_or(static_cast<double>(report_.downloaded_bytes) / elapsed);
+    snap_.up_rate = up_rate_.Add(now, report_.uploaded_bytes)
+                        .value_or(static_cast<double>(report_.uploaded_bytes) / elapsed);
     snap_.peers = st.num_peers;
     snap_.seeds = st.num_seeds;
     snap_.elapsed_seconds = Seconds();
@@ -524,6 +542,7 @@ class Transfer {
     }
     const lt::torrent_status st = h_.status();
     Record(st);
+    if (o_.hooks.on_tick) o_.hooks.on_tick(st.total_payload_download);
     ShowProgress(false);
     if (now >= next_status_) WriteStatus();
     if (IsGet()) {
@@ -578,7 +597,7 @@ class Transfer {
   std::vector<std::string> deferred_trackers_;  // see StartWire
   bool wire_started_ = false;
   std::optional<Clock::time_point> wire_hold_until_;  // see WireHeld
-  RateMeter down_rate_, push_rate_;
+  RateMeter down_rate_, up_rate_;
   std::vector<lt::tcp::endpoint> peers_;  // --connect
   int tracker_errors_ = 0;
   std::int64_t last_done_ = -1;

@@ -77,6 +77,10 @@ struct TransferHooks {
   std::function<void(std::uint32_t piece)> on_piece_verified;  // any source
   std::function<void(std::uint32_t piece)> on_hash_failed;     // any source
   std::function<void()> on_stop;  // before the session goes away: stop feeding
+  // Every progress tick (500 ms): the payload bytes received over the
+  // BitTorrent wire so far (the push receiver counts them against
+  // --max-download-rate).
+  std::function<void(std::int64_t wire_payload_bytes)> on_tick;
   // The BitTorrent listen socket is bound (TCP port; useful with port 0).
   std::function<void(std::uint16_t port)> on_listening;
 };
@@ -119,14 +123,18 @@ struct TransferOptions {
   // stop_after_copies is set. May be empty. Finished peers leave, so the
   // connected peers alone under-count, and missed copies on a busy machine.
   std::function<std::int64_t()> copies_made;
+  // True when a SIGINT/SIGTERM came before this transfer handled signals
+  // itself (node/cli/early_signals.h): it then stops at once. May be empty.
+  std::function<bool()> signalled_before_start;
   // Seed: peers at addresses for which this returns true get their pieces
   // through the push channel, and the seed does not serve them over the
   // BitTorrent wire (node/wire_gate.h). Called on libtorrent's network
   // thread; must be thread-safe.
   std::function<bool(std::string_view ip)> served_by_push;
-  // Seed: payload bytes sent so far outside libtorrent (the push channel;
-  // any thread). Progress lines and the status file count them in the
-  // upload figures; the report's uploaded_bytes stays the wire's alone.
+  // Payload bytes moved so far outside libtorrent, by the push channel:
+  // a seed's sent, a get's received (control thread). They count in the
+  // rates, the progress, the status file and the report's totals, which
+  // also give the wire's and the push channel's share apart.
   std::function<std::int64_t()> pushed_bytes;
 
   // Notes (resume, bans, tracker errors, stop) go here.
@@ -161,6 +169,7 @@ enum class TransferEnd {
 };
 
 struct TransferReport {
+  TransferOptions::Role role = TransferOptions::Role::kGet;
   TransferEnd end = TransferEnd::kCompleted;
   std::string name;
   std::string info_hash;
@@ -170,8 +179,14 @@ struct TransferReport {
   std::int64_t pieces_total = 0;
   std::int64_t pieces_at_start = 0;  // verified pieces when the check ended
   std::int64_t pieces_done = 0;
-  std::int64_t downloaded_bytes = 0;  // payload received by this process
+  // Payload received / sent by this process, whatever the path, and the
+  // share of the BitTorrent wire and of the push channel in it.
+  std::int64_t downloaded_bytes = 0;
+  std::int64_t downloaded_wire_bytes = 0;
+  std::int64_t downloaded_push_bytes = 0;
   std::int64_t uploaded_bytes = 0;
+  std::int64_t uploaded_wire_bytes = 0;
+  std::int64_t uploaded_push_bytes = 0;
   std::int64_t failed_bytes = 0;  // received bytes that failed a hash check
   int hash_failures = 0;
   int banned_peers = 0;

@@ -14,9 +14,10 @@ constexpr std::size_t kTypeAt = 5;
 constexpr std::size_t kBodyAt = kFramePrefixSize;
 // The length field counts version and type too.
 constexpr std::uint32_t kPrefixInLength = 2;
-// HELLO: hash_kind, info_hash, peer_id, then three integers (u32 u32 u64).
+// HELLO: hash_kind, info_hash, peer_id, three integers (u32 u32 u64) and
+// the token's length byte; the token and the bitfield follow.
 constexpr std::uint32_t HelloFixedLength(std::size_t hash_size) {
-  return kPrefixInLength + 1 + static_cast<std::uint32_t>(hash_size) + kPeerIdSize + 16;
+  return kPrefixInLength + 1 + static_cast<std::uint32_t>(hash_size) + kPeerIdSize + 16 + 1;
 }
 constexpr std::uint32_t kHaveLength = kHaveFrameSize - 4;
 constexpr std::uint32_t kPieceHeaderLength = kPieceHeaderSize - 4;
@@ -74,6 +75,8 @@ class PushFrameCategory final : public std::error_category {
         return "data after BYE";
       case PushFrameErrc::kBufferTooSmall:
         return "output buffer too small for the frame";
+      case PushFrameErrc::kTokenTooLong:
+        return "HELLO token longer than 255 bytes";
     }
     return "unknown push_frame error";
   }
@@ -212,6 +215,12 @@ std::size_t BitfieldSize(std::uint32_t piece_count) noexcept {
   return static_cast<std::size_t>((std::uint64_t{piece_count} + 7) / 8);
 }
 
+std::uint32_t MaxHelloLength(const Geometry& g) noexcept {
+  // At most 2^29 bitfield bytes, so this fits 32 bits.
+  return static_cast<std::uint32_t>(HelloFixedLength(32) + kMaxHelloTokenLength +
+                                    BitfieldSize(g.piece_count));
+}
+
 std::error_code CheckPieceIndex(const Geometry& g, std::uint32_t piece) noexcept {
   if (std::error_code ec = ValidateGeometry(g)) return ec;
   if (piece >= g.piece_count) return PushFrameErrc::kIndexOutOfRange;
@@ -238,7 +247,7 @@ FrameType TypeOf(const Message& m) noexcept { return static_cast<FrameType>(m.in
 std::size_t EncodedSize(const Message& m) noexcept {
   struct {
     std::size_t operator()(const Hello& h) const {
-      return 4 + HelloFixedLength(h.info_hash.size()) + h.bitfield.size();
+      return 4 + HelloFixedLength(h.info_hash.size()) + h.token.size() + h.bitfield.size();
     }
     std::size_t operator()(const Have&) const { return kHaveFrameSize; }
     std::size_t operator()(const Piece& p) const { return kPieceHeaderSize + p.payload.size(); }
@@ -260,8 +269,12 @@ EncodeResult EncodeHello(const Hello& m, std::span<std::uint8_t> out) {
   if (SpareBitsSet(m.geometry.piece_count, m.bitfield.back())) {
     return Unexpected{make_error_code(PushFrameErrc::kSpareBitsSet)};
   }
+  if (m.token.size() > kMaxHelloTokenLength) {
+    return Unexpected{make_error_code(PushFrameErrc::kTokenTooLong)};
+  }
   // The bitfield is at most 2^29 bytes, so the length always fits 32 bits.
-  const auto length = static_cast<std::uint32_t>(HelloFixedLength(hash_size) + m.bitfield.size());
+  const auto length =
+      static_cast<std::uint32_t>(HelloFixedLength(hash_size) + m.token.size() + m.bitfield.size());
   const std::size_t size = 4 + std::size_t{length};
   if (out.size() < size) return Unexpected{make_error_code(PushFrameErrc::kBufferTooSmall)};
   FrameWriter w(out.data());
@@ -272,6 +285,8 @@ EncodeResult EncodeHello(const Hello& m, std::span<std::uint8_t> out) {
   w.U32(m.geometry.piece_count);
   w.U32(m.geometry.piece_length);
   w.U64(m.geometry.total_size);
+  w.U8(static_cast<std::uint8_t>(m.token.size()));
+  w.Bytes(AsBytes(m.token));
   w.Bytes(m.bitfield);
   return size;
 }
@@ -474,7 +489,10 @@ std::error_code PushFrameDecoder::CheckHello(const std::uint8_t* p, std::size_t 
   const Geometry g{Load32(ints), Load32(ints + 4), Load64(ints + 8)};
   if (std::error_code ec = ValidateGeometry(g)) return ec;
   if (geometry_ && g != *geometry_) return PushFrameErrc::kGeometryMismatch;
-  if (len - fixed != BitfieldSize(g.piece_count)) return PushFrameErrc::kBadBitfieldLength;
+  const std::uint8_t token_length = ints[16];
+  if (len - fixed != token_length + BitfieldSize(g.piece_count)) {
+    return PushFrameErrc::kBadBitfieldLength;
+  }
   if (have < 4 + std::size_t{len}) return {};
   if (SpareBitsSet(g.piece_count, p[4 + std::size_t{len} - 1])) {
     return PushFrameErrc::kSpareBitsSet;
@@ -513,7 +531,9 @@ Message PushFrameDecoder::Build(const std::uint8_t* p, std::uint32_t len) {
       std::memcpy(h.peer_id.data(), body + 1 + hash_size, kPeerIdSize);
       const std::uint8_t* ints = body + 1 + hash_size + kPeerIdSize;
       h.geometry = {Load32(ints), Load32(ints + 4), Load64(ints + 8)};
-      h.bitfield.assign(ints + 16, p + 4 + std::size_t{len});
+      const std::uint8_t* token = ints + 17;
+      h.token.assign(reinterpret_cast<const char*>(token), ints[16]);
+      h.bitfield.assign(token + ints[16], p + 4 + std::size_t{len});
       hello_seen_ = true;
       if (!geometry_) geometry_ = h.geometry;
       return h;

@@ -1,8 +1,9 @@
 // The push channel: length-prefixed, versioned frames between a seed's push
 // sender and a LAN peer's receiver (docs/protocol.md has the byte layout).
-// Four messages: HELLO (subscribe, with the sender's bitfield), HAVE (one
-// more piece), PIECE (a byte range of one piece, payload after an 18-byte
-// header) and BYE (reason code and text).
+// Four messages: HELLO (subscribe, with the sender's bitfield and, in a
+// private swarm, its token), HAVE (one more piece), PIECE (one chunk: a
+// byte range of one piece, payload after an 18-byte header) and BYE
+// (reason code and text).
 //
 // Encoders write into a caller's buffer and check their own inputs. The
 // decoder is incremental: Feed() bytes split anywhere, Next() returns
@@ -28,7 +29,9 @@
 
 namespace swarmcast::proto {
 
-inline constexpr std::uint8_t kPushProtocolVersion = 1;
+// 2: HELLO carries a token; pieces travel in chunks of at most
+// kMaxChunkLength (docs/protocol.md, "Versions").
+inline constexpr std::uint8_t kPushProtocolVersion = 2;
 // length:u32, version:u8, type:u8. The length counts the bytes after itself.
 inline constexpr std::size_t kFramePrefixSize = 6;
 inline constexpr std::size_t kHaveFrameSize = kFramePrefixSize + 4;
@@ -36,11 +39,17 @@ inline constexpr std::size_t kHaveFrameSize = kFramePrefixSize + 4;
 inline constexpr std::size_t kPieceHeaderSize = kFramePrefixSize + 12;
 inline constexpr std::size_t kPeerIdSize = 20;
 inline constexpr std::size_t kMaxByeTextLength = 256;
+// A HELLO token's length travels in one byte.
+inline constexpr std::size_t kMaxHelloTokenLength = 255;
 // BitTorrent's piece lengths: a power of two, at least one 16 KiB block.
 inline constexpr std::uint32_t kMinPieceLength = 16u * 1024;
 inline constexpr std::uint32_t kMaxPieceLength = 1u << 31;
-// Enough for a PIECE frame that carries a whole 16 MiB piece.
-inline constexpr std::uint32_t kDefaultMaxFrameLength = (16u << 20) + (kPieceHeaderSize - 4);
+// The most payload one PIECE frame carries: a sender cuts larger pieces
+// into chunks (proto/content_layout.h), so a frame never needs more room
+// than this however large the piece.
+inline constexpr std::uint32_t kMaxChunkLength = 1u << 20;
+// Enough for a PIECE frame that carries one whole chunk.
+inline constexpr std::uint32_t kDefaultMaxFrameLength = kMaxChunkLength + (kPieceHeaderSize - 4);
 
 enum class FrameType : std::uint8_t { kHello = 1, kHave = 2, kPiece = 3, kBye = 4 };
 
@@ -54,11 +63,14 @@ std::size_t InfoHashSize(HashKind kind) noexcept;
 // Why a side closes. Advisory: the decoder accepts any value, so codes can
 // be added without a version bump; an unknown code reads as kNormal.
 enum class ByeReason : std::uint16_t {
-  kNormal = 0,            // done, or no longer interested
-  kProtocolError = 1,     // the other side sent a frame that failed to decode
-  kInfoHashMismatch = 2,  // HELLO named a torrent this side does not serve
-  kTooSlow = 3,           // the receiver kept the sender waiting too long
-  kShuttingDown = 4,      // the process is stopping
+  kNormal = 0,              // done, or no longer interested
+  kProtocolError = 1,       // the other side sent a frame that failed to decode
+  kInfoHashMismatch = 2,    // HELLO named a torrent this side does not serve
+  kTooSlow = 3,             // the receiver kept the sender waiting too long
+  kShuttingDown = 4,        // the process is stopping
+  kNotAuthorized = 5,       // HELLO carried no token, or not one this side accepts
+  kTooManyConnections = 6,  // a subscriber or per-address connection limit is reached
+  kHelloTimeout = 7,        // no HELLO arrived in time after connecting
 };
 
 enum class PushFrameErrc {
@@ -84,6 +96,7 @@ enum class PushFrameErrc {
   kByeTextNotUtf8,     // BYE text is not well-formed UTF-8
   kFrameAfterBye,      // bytes after a BYE frame
   kBufferTooSmall,     // encoder: output buffer shorter than the frame
+  kTokenTooLong,       // encoder: HELLO token above kMaxHelloTokenLength bytes
 };
 
 const std::error_category& push_frame_category() noexcept;
@@ -108,6 +121,10 @@ std::error_code ValidateGeometry(const Geometry& g) noexcept;
 std::uint32_t PieceSize(const Geometry& g, std::uint32_t index) noexcept;
 // ceil(piece_count / 8): bitfield bytes in a HELLO.
 std::size_t BitfieldSize(std::uint32_t piece_count) noexcept;
+// The length field of the longest HELLO for a valid geometry (SHA-256
+// info-hash, longest token): the frame limit for a side that expects only
+// HELLO, HAVE and BYE.
+std::uint32_t MaxHelloLength(const Geometry& g) noexcept;
 // The decoder's checks, for senders that want them before encoding: a
 // geometry error, kIndexOutOfRange, then (range) kEmptyPiece and
 // kRangeOutsidePiece.
@@ -120,6 +137,9 @@ struct Hello {
   std::vector<std::uint8_t> info_hash;  // InfoHashSize(hash_kind) bytes
   std::array<std::uint8_t, kPeerIdSize> peer_id{};
   Geometry geometry;
+  // The swarm's token (private mode), empty otherwise; at most
+  // kMaxHelloTokenLength bytes of any value. A seed answers with none.
+  std::string token;
   // Pieces the sender has, BitTorrent order: piece 0 is the most
   // significant bit of byte 0. Spare bits in the last byte are zero.
   std::vector<std::uint8_t> bitfield;

@@ -18,6 +18,7 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   int request_timeout_ms = 10000, idle_timeout_ms = 30000, batch_ms = 1000;
   std::vector<std::string> admin_token_files;
   std::string announce_token_file;
+  int tls_handshake_timeout_ms = 5000;
   std::int64_t db_refresh = -1;
   std::string log_level = "info";
   bool no_udp = false;
@@ -84,6 +85,15 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
      "others). Default: the --db path + .token")
     ("open-registry", po::bool_switch(&c.open_registry), "lab use: accept registry writes without a token (a name then belongs "
      "to the address that published it); logged as a warning at start")
+    ("tls-cert", po::value(&c.tls_cert),
+     "PEM certificate chain (server certificate first): the HTTP listeners speak HTTPS "
+     "only, TLS 1.2 or later. Needs --tls-key. UDP is not affected")
+    ("tls-key", po::value(&c.tls_key),
+     "PEM private key of --tls-cert; refused when other users can read it (chmod 0600, or "
+     "0640 owned by root)")
+    ("tls-handshake-timeout-ms",
+     po::value(&tls_handshake_timeout_ms)->default_value(tls_handshake_timeout_ms),
+     "HTTPS: a client must complete its TLS handshake this soon after connecting")
     ("max-torrent-bytes", po::value(&max_torrent)->default_value(max_torrent),
      "largest .torrent accepted by the registry")
     ("max-body-bytes-in-flight", po::value(&max_inflight)->default_value(max_inflight),
@@ -167,8 +177,12 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
     return Unexpected(std::string("--max-body-bytes-in-flight must be --max-torrent-bytes..1 TiB"));
   }
   c.http.max_body_bytes_in_flight = static_cast<std::size_t>(max_inflight);
-  if (request_timeout_ms < 10 || idle_timeout_ms < 10 || batch_ms < 1 || batch_ms > 60000) {
+  if (request_timeout_ms < 10 || idle_timeout_ms < 10 || tls_handshake_timeout_ms < 10 ||
+      batch_ms < 1 || batch_ms > 60000) {
     return Unexpected(std::string("timeouts must be >= 10 ms and --batch-ms 1..60000"));
+  }
+  if (c.tls_cert.empty() != c.tls_key.empty()) {
+    return Unexpected(std::string("--tls-cert and --tls-key go together"));
   }
   if (!announce_token_file.empty()) {
     auto tokens = ReadTokenFile(announce_token_file);
@@ -210,6 +224,7 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   c.metainfo.max_bytes = static_cast<std::size_t>(max_torrent);
   c.http.request_timeout = std::chrono::milliseconds(request_timeout_ms);
   c.http.idle_timeout = std::chrono::milliseconds(idle_timeout_ms);
+  c.http.tls_handshake_timeout = std::chrono::milliseconds(tls_handshake_timeout_ms);
   c.batch_interval = std::chrono::milliseconds(batch_ms);
   c.http.threads = c.threads;
   return cl;

@@ -33,6 +33,9 @@ struct TrackerConfig {
   std::vector<std::string> admin_tokens;
   std::string generated_token_file;  // default: db + ".token"
   bool open_registry = false;        // writes without a token (a lab); logged
+  // HTTPS (tracker/tls_context.h): both or neither; the files are read by
+  // RunTracker at start-up.
+  std::string tls_cert, tls_key;
   std::chrono::milliseconds batch_interval{1000};
   bool json = false;
   proto::LogLevel log_level = proto::LogLevel::kInfo;

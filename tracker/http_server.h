@@ -1,7 +1,9 @@
 // The HTTP/1.1 front end (Boost.Beast): accepts connections, reads one
 // request at a time with bounded sizes and timeouts, hands it to an
 // HttpDispatcher, writes the reply, keeps the connection alive when the
-// client asks for it.
+// client asks for it. Given a TLS context (tracker/tls_context.h) a
+// listener speaks HTTPS only; the request handling, limits and timeouts
+// are the same code for both (tracker/http_session.h).
 //
 // Threads: with several threads running the io_context (HttpLimits::threads)
 // each connection runs on its own strand; with one thread, directly on it. The dispatcher may
@@ -21,6 +23,10 @@
 #include "tracker/http_reply.h"
 #include "tracker/metrics.h"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace swarmcast::tracker {
 
 struct HttpLimits {
@@ -28,6 +34,9 @@ struct HttpLimits {
   std::size_t max_target_bytes = 4096;               // the request line's target
   std::chrono::milliseconds request_timeout{10000};  // to read one request
   std::chrono::milliseconds idle_timeout{30000};     // keep-alive wait between requests
+  // HTTPS: from accept to a completed handshake; a client that sends
+  // nothing is dropped then.
+  std::chrono::milliseconds tls_handshake_timeout{5000};
   std::size_t max_connections = 10000;
   // Request body bytes being read or handled at once, over all
   // connections and listeners; a request that would go over gets 503.
@@ -67,8 +76,10 @@ class HttpDispatcher {
 class HttpServer {
  public:
   // `log` gets refused request bodies (info) and accept failures (warning).
+  // With `tls` every connection must complete a TLS handshake first.
   HttpServer(boost::asio::io_context& io, HttpLimits limits, HttpDispatcher& dispatcher,
-             Metrics& metrics, proto::Logger log = {});
+             Metrics& metrics, proto::Logger log = {},
+             std::shared_ptr<boost::asio::ssl::context> tls = nullptr);
   ~HttpServer();
 
   // Binds and listens; returns the bound endpoint (port 0 picks one).

@@ -88,6 +88,12 @@ std::string Metrics::Render(const GaugeValues& g) const {
          "# TYPE swarmcast_tracker_db_errors_total counter\n"
          "swarmcast_tracker_db_errors_total %llu\n",
          static_cast<unsigned long long>(db_errors_.load(std::memory_order_relaxed)));
+  Append(out,
+         "# HELP swarmcast_tracker_tls_handshake_failures_total TLS handshakes that failed or "
+         "timed out.\n"
+         "# TYPE swarmcast_tracker_tls_handshake_failures_total counter\n"
+         "swarmcast_tracker_tls_handshake_failures_total %llu\n",
+         static_cast<unsigned long long>(tls_handshake_failures_.load(std::memory_order_relaxed)));
   announce_latency_.Render(out, "swarmcast_tracker_announce_seconds",
                            "Time to handle one announce, parse to response bytes.");
   db_write_latency_.Render(out, "swarmcast_tracker_db_batch_seconds",

@@ -47,6 +47,10 @@ class Metrics {
   }
   void CountDbRows(std::uint64_t rows) { db_rows_.fetch_add(rows, std::memory_order_relaxed); }
   void CountDbError() { db_errors_.fetch_add(1, std::memory_order_relaxed); }
+  // A TLS handshake that failed or ran out of time (HTTPS listeners).
+  void CountTlsHandshakeFailure() {
+    tls_handshake_failures_.fetch_add(1, std::memory_order_relaxed);
+  }
   std::uint64_t db_errors() const { return db_errors_.load(std::memory_order_relaxed); }
   Histogram& announce_latency() { return announce_latency_; }
   Histogram& db_write_latency() { return db_write_latency_; }
@@ -60,7 +64,7 @@ class Metrics {
  private:
   std::array<std::array<std::atomic<std::uint64_t>, 2>, static_cast<int>(RequestKind::kCount)>
       requests_{};
-  std::atomic<std::uint64_t> db_rows_{0}, db_errors_{0};
+  std::atomic<std::uint64_t> db_rows_{0}, db_errors_{0}, tls_handshake_failures_{0};
   std::atomic<std::int64_t> connections_{0};
   std::atomic<std::size_t> body_bytes_in_flight_{0};
   Histogram announce_latency_;

@@ -22,6 +22,7 @@
 #include "tracker/router.h"
 #include "tracker/sqlite_store.h"
 #include "tracker/swarm_state.h"
+#include "tracker/tls_context.h"
 #include "tracker/token_file.h"
 #include "tracker/udp_server.h"
 
@@ -113,6 +114,17 @@ std::optional<std::vector<std::string>> AdminTokens(const TrackerConfig& c,
 }  // namespace
 
 int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
+  // Before the database: a bad certificate or key creates nothing.
+  std::shared_ptr<net::ssl::context> tls;
+  if (!config.tls_cert.empty()) {
+    auto loaded_tls = LoadServerTls(config.tls_cert, config.tls_key);
+    if (!loaded_tls) {
+      Fail(config, log, loaded_tls.error());
+      return 2;
+    }
+    for (const std::string& w : loaded_tls->warnings) log.Warning(w);
+    tls = std::move(loaded_tls->context);
+  }
   SystemClock clock;
   Metrics metrics;
   auto admin_tokens = AdminTokens(config, log);
@@ -181,7 +193,7 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
     // TCP port, and UDP may find it taken, so try a few times.
     boost::system::error_code ec;
     for (int attempt = 0; attempt < 20; ++attempt) {
-      auto h = std::make_unique<HttpServer>(io, http_limits, router, metrics, log);
+      auto h = std::make_unique<HttpServer>(io, http_limits, router, metrics, log, tls);
       ec = h->Listen({at->ip, at->port});
       if (ec) break;
       std::uint16_t port = h->local_endpoint().port();
@@ -234,6 +246,7 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
     j["event"] = "listening";
     j["addresses"] = bound;
     j["udp"] = config.udp;
+    j["tls"] = tls != nullptr;
     j["db"] = config.db;
     j["registry"] = config.open_registry ? "open" : "token";
     j["token_file"] = config.open_registry || !config.admin_tokens.empty()
@@ -247,7 +260,7 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
   {
     std::string line = "listening on";
     for (const auto& b : bound) line += " " + b;
-    line += config.udp ? " (HTTP+UDP)" : " (HTTP)";
+    line += std::string(" (") + (tls ? "HTTPS" : "HTTP") + (config.udp ? "+UDP)" : ")");
     line += ", db " + config.db + " (" + std::to_string(loaded->swarms) + " swarms, " +
             std::to_string(loaded->peers) + " peers restored)";
     log.Info(line);

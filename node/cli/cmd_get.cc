@@ -219,7 +219,7 @@ int RunGet(int argc, char** argv) {
   t.progress_interval = ProgressInterval(common);
   t.status = &status;
   GetPush push;
-  WireGetPush(push_flags, registry_push, *summary, info_hash, t, push, log);
+  WireGetPush(push_flags, registry_push, info_hash, client->token(), t, push, log);
   t.status_extra = [&push] { return nlohmann::json{{"push", GetPushJson(push)}}; };
   auto report = RunTransfer(t);
   if (!report) {

@@ -3,6 +3,7 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/early_signals.h"
 #include "node/cli/json_output.h"
 #include "node/cli/push_wiring.h"
 #include "node/file_io.h"
@@ -151,8 +152,9 @@ int RunSeed(int argc, char** argv) {
   // The check computed the info-hash the registry will key the swarm by:
   // the push sender starts first, so one publish carries its endpoint.
   const std::string info_hash = proto::ToHex(summary->info_hash);
-  auto push = StartSeedPush(push_flags, content, *summary, info_hash, client->url(),
-                            netopts->max_upload_rate, log);
+  auto push = StartSeedPush(
+      push_flags, {content, torrent_bytes, info_hash, client->url(), netopts->max_upload_rate},
+      log);
   if (!push) {
     log.Error(push.error());
     return kExitNetwork;
@@ -177,6 +179,9 @@ int RunSeed(int argc, char** argv) {
   const std::string announce_token = AnnounceToken(*client, log);
   // A PUT of the same content under the same name is idempotent: safe to
   // repeat after a reply that was lost.
+  // From the publish on the swarm is joinable: a SIGTERM must end the seed
+  // cleanly, not kill it (RunTransfer handles signals from its start).
+  CatchStopSignals();
   auto published = WithRetries(
       *retry, log, "tracker", [&] { return client->Publish(name, torrent_bytes, push->endpoint); });
   if (!published) {
@@ -207,6 +212,7 @@ int RunSeed(int argc, char** argv) {
   t.stop_after_copies = stop_after_copies;
   // Polled on the control thread: a short timeout.
   RegistryClient poller = client->WithTimeout(std::chrono::seconds(2));
+  t.signalled_before_start = StopSignalled;
   t.copies_made = [&poller, completed_before, info_hash]() -> std::int64_t {
     auto swarm = poller.GetSwarm(info_hash);
     return swarm ? swarm->completed - completed_before : 0;

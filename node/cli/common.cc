@@ -53,19 +53,24 @@ void AddNetworkOptions(po::options_description& d, NetworkFlags& f) {
 
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {
   d.add_options()("tracker", po::value(&f.tracker),
-                  "tracker base URL, e.g. http://10.0.0.1:6969 (default: $SWARMCAST_TRACKER, "
-                  "then the config file)")(
+                  "tracker base URL, e.g. http://10.0.0.1:6969 or https://tracker.lan:6969 "
+                  "(default: $SWARMCAST_TRACKER, then the config file)")(
       "token", po::value(&f.token),
       "the tracker's token: an admin token to publish or unpublish, an announce or admin "
       "token for a private tracker (default: $SWARMCAST_TOKEN); visible in `ps`, prefer "
-      "--token-file")(
+      "--token-file. A seed with a token pushes only to subscribers that present it, and a "
+      "get presents it")(
       "token-file", po::value(&f.token_file),
       "read the token from this file (one token; blank lines and # comments skipped), e.g. "
       "the tracker's own DB.token on the tracker's host")(
-      "timeout", po::value(&f.timeout)->default_value(f.timeout), "per-request tracker timeout")(
+      "timeout", po::value(&f.timeout)->default_value(f.timeout),
+      "per-request tracker timeout (TLS handshake included)")(
       "tracker-retry", po::value(&f.retry_for)->default_value(f.retry_for),
       "keep retrying a tracker that is unreachable, times out or is busy for this long, with "
-      "growing randomized pauses (0: fail at the first error); refusals are not retried");
+      "growing randomized pauses (0: fail at the first error); refusals are not retried")(
+      "ca-file", po::value(&f.ca_file),
+      "https tracker: PEM file of the CAs to trust instead of the system's, for the registry "
+      "and the BitTorrent announces alike");
 }
 
 std::optional<int> ParseArgs(int argc, char** argv, const po::options_description& d,
@@ -171,7 +176,20 @@ std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const prot
     }
     token = tokens->front();
   }
-  return RegistryClient(*url, *timeout, token);
+  if (!url->https) {
+    if (!f.ca_file.empty()) {
+      log.Error("--ca-file is for an https:// tracker; " + f.tracker + " is plain http");
+      return std::nullopt;
+    }
+    return RegistryClient(*url, *timeout, token);
+  }
+  auto tls = MakeClientTlsContext(f.ca_file);
+  if (!tls) {
+    log.Error(tls.error());
+    return std::nullopt;
+  }
+  UseCaFileForDefaultVerifyPaths(f.ca_file);
+  return RegistryClient(*url, *timeout, token, std::move(*tls));
 }
 
 std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Logger& log) {
@@ -324,28 +342,39 @@ Result<BuiltMetainfo, std::string> HashWithProgress(BuildOptions options, const 
 
 namespace swarmcast::node::cli {
 
+// Fields that mean something for the role only: a seed downloads nothing
+// and a get makes no copies, so neither reports a placeholder for them.
 nlohmann::json ReportJson(const TransferReport& r) {
-  const double rate =
-      r.download_seconds > 0 ? static_cast<double>(r.total_bytes) / r.download_seconds : 0.0;
-  return {{"name", r.name},
-          {"info_hash", r.info_hash},
-          {"path", r.path.string()},
-          {"end", ToString(r.end)},
-          {"complete", r.complete},
-          {"size", r.total_bytes},
-          {"piece_length", r.piece_length},
-          {"pieces", r.pieces_total},
-          {"pieces_at_start", r.pieces_at_start},
-          {"pieces_done", r.pieces_done},
-          {"downloaded_bytes", r.downloaded_bytes},
-          {"uploaded_bytes", r.uploaded_bytes},
-          {"failed_bytes", r.failed_bytes},
-          {"hash_failures", r.hash_failures},
-          {"banned_peers", r.banned_peers},
-          {"download_seconds", r.download_seconds},
-          {"download_rate", rate},
-          {"total_seconds", r.total_seconds},
-          {"distributed_copies", r.distributed_copies}};
+  nlohmann::json j = {{"name", r.name},
+                      {"info_hash", r.info_hash},
+                      {"path", r.path.string()},
+                      {"end", ToString(r.end)},
+                      {"size", r.total_bytes},
+                      {"piece_length", r.piece_length},
+                      {"pieces", r.pieces_total},
+                      {"pieces_done", r.pieces_done},
+                      {"uploaded_bytes", r.uploaded_bytes},
+                      {"uploaded_wire_bytes", r.uploaded_wire_bytes},
+                      {"uploaded_push_bytes", r.uploaded_push_bytes},
+                      {"total_seconds", r.total_seconds}};
+  if (r.role == TransferOptions::Role::kSeed) {
+    j["distributed_copies"] = r.distributed_copies;
+    return j;
+  }
+  j["complete"] = r.complete;
+  j["pieces_at_start"] = r.pieces_at_start;
+  j["downloaded_bytes"] = r.downloaded_bytes;
+  j["downloaded_wire_bytes"] = r.downloaded_wire_bytes;
+  j["downloaded_push_bytes"] = r.downloaded_push_bytes;
+  j["failed_bytes"] = r.failed_bytes;
+  j["hash_failures"] = r.hash_failures;
+  j["banned_peers"] = r.banned_peers;
+  if (r.complete) {  // how long the download took, once there is one
+    j["download_seconds"] = r.download_seconds;
+    j["download_rate"] =
+        r.download_seconds > 0 ? static_cast<double>(r.total_bytes) / r.download_seconds : 0.0;
+  }
+  return j;
 }
 
 bool ApplyPieceSizeFlag(const std::string& flag, BuildOptions& b, const proto::Logger& log) {

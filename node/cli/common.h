@@ -56,13 +56,17 @@ struct NetworkFlags {
 };
 void AddNetworkOptions(po::options_description& d, NetworkFlags& f);
 
-// --tracker, --token, --token-file, --timeout, --tracker-retry.
+// --tracker, --token, --token-file, --timeout, --tracker-retry, --ca-file.
+// The token goes to the registry with every call; on the push channel it
+// is the HELLO token a seed requires and a get presents
+// (node/cli/push_wiring.h).
 struct TrackerFlags {
   std::string tracker;
   std::string token;
   std::string token_file;
   std::string timeout = "10s";
   std::string retry_for = "5m";
+  std::string ca_file;  // https: trust only these CAs (default: the system's)
 };
 void AddTrackerOptions(po::options_description& d, TrackerFlags& f);
 
@@ -79,6 +83,9 @@ std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& 
                                                             const proto::Logger& log);
 // The client carries the token of --token, else of --token-file (the
 // tracker's token file format, exactly one token), else $SWARMCAST_TOKEN.
+// For an https:// tracker also makes the TLS context, and with --ca-file
+// points OpenSSL's default verify paths at it for libtorrent's announces
+// (UseCaFileForDefaultVerifyPaths): call it before any thread starts.
 std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const proto::Logger& log);
 // --tracker-retry as a policy; nullopt after printing why.
 std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Logger& log);

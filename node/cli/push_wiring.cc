@@ -4,6 +4,7 @@
 #include <random>
 
 #include "node/push/tcp.h"
+#include "node/torrent_layout.h"
 #include "proto/endpoint.h"
 
 namespace swarmcast::node::cli {
@@ -24,14 +25,12 @@ std::array<std::uint8_t, proto::kPeerIdSize> RandomPeerId() {
   return id;
 }
 
-// Push needs the swarm to be one file: pieces map straight onto its bytes.
-bool SingleFile(const proto::MetainfoSummary& s) {
-  return s.paths.size() == 1 && s.paths[0] == s.name;
-}
-
-proto::Geometry GeometryOf(const proto::MetainfoSummary& s) {
-  return {static_cast<std::uint32_t>(s.num_pieces), static_cast<std::uint32_t>(s.piece_length),
-          static_cast<std::uint64_t>(s.total_size)};
+// The torrent's layout, shared by the push threads.
+Result<std::shared_ptr<const proto::ContentLayout>, std::string> LayoutOf(
+    const std::string& torrent_bytes) {
+  auto layout = TorrentLayout(torrent_bytes);
+  if (!layout) return Unexpected("push: " + layout.error());
+  return std::make_shared<const proto::ContentLayout>(std::move(*layout));
 }
 
 }  // namespace
@@ -45,14 +44,13 @@ void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
       "IP address published for the push channel (default: the one facing the tracker)")(
       "fanout", po::value(&f.fanout)->default_value(f.fanout),
       "how one piece goes to many sockets: auto (kmod if /dev/swarmfan opens, else splice), "
-      "kmod, splice, sendfile or copy");
+      "kmod, splice, sendfile or copy")(
+      "push-token", po::value(&f.tokens)->composing(),
+      "push only to subscribers whose HELLO carries this token (repeatable; give a private "
+      "tracker's announce tokens: gets present their --token); default: any subscriber");
 }
 
-Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
-                                            const std::filesystem::path& content,
-                                            const proto::MetainfoSummary& summary,
-                                            const std::string& info_hash_hex,
-                                            const TrackerUrl& tracker, std::int64_t max_rate,
+Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f, const SeedPushContext& c,
                                             const proto::Logger& log) {
   const auto kind = push::ParseFanoutKind(f.fanout);
   if (!kind) {
@@ -62,30 +60,29 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
   if (!bind) return Unexpected("--push-listen '" + f.listen + "': " + bind.error());
   const std::string& bind_ip = bind->host;
   if (f.no_push) return SeedPush{};
-  if (!SingleFile(summary)) {
-    log.Info("push: off (the swarm has several files; peers fetch over BitTorrent)");
-    return SeedPush{};
-  }
   std::string advertise = f.advertise;
   if (advertise.empty()) {
     if (bind_ip != "0.0.0.0" && bind_ip != "::") {
       advertise = bind_ip;
     } else {
-      auto facing = push::LocalAddressFacing(tracker.host);
+      auto facing = push::LocalAddressFacing(c.tracker.host);
       if (!facing) return Unexpected("push: " + facing.error() + "; pass --push-advertise");
       advertise = *facing;
     }
   }
+  auto layout = LayoutOf(c.torrent_bytes);
+  if (!layout) return Unexpected(layout.error());
   push::PushSource source;
-  source.path = content.string();
-  source.geometry = GeometryOf(summary);
-  source.info_hash = HexToBytes(info_hash_hex);
+  source.root = c.content.parent_path();
+  source.layout = std::move(*layout);
+  source.info_hash = HexToBytes(c.info_hash_hex);
   source.peer_id = RandomPeerId();
   push::PushSenderOptions options;
   options.bind_address = bind_ip;
   options.port = bind->port;
   options.fanout = *kind;
-  options.max_rate = max_rate;
+  options.max_rate = c.max_rate;
+  options.tokens = f.tokens;
   options.addresses = std::make_shared<push::SubscriberAddresses>();
   auto addresses = options.addresses;
   auto sender = push::PushSender::Start(std::move(source), std::move(options), log);
@@ -94,18 +91,27 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
   out.endpoint = proto::FormatEndpoint(advertise, (*sender)->port());
   out.sender = std::move(*sender);
   out.addresses = std::move(addresses);
+  out.private_mode = !f.tokens.empty();
   log.Info("push: serving on " + out.endpoint + " with the " +
-           std::string(out.sender->backend_name()) + " fan-out");
+           std::string(out.sender->backend_name()) + " fan-out, " +
+           (out.private_mode ? "to subscribers with the swarm's token"
+                             : "to any subscriber on the network (no --push-token)"));
   return out;
 }
 
 nlohmann::json SeedPushJson(const SeedPush& p) {
   if (!p.sender) return nullptr;
   const auto st = p.sender->stats();
-  return {{"endpoint", p.endpoint},           {"fanout", std::string(p.sender->backend_name())},
-          {"pieces_sent", st.pieces_sent},    {"payload_bytes", st.payload_bytes},
-          {"fanout_calls", st.fanout_calls},  {"fanout_targets", st.fanout_targets},
-          {"subscribers_dropped", st.dropped}};
+  return {{"endpoint", p.endpoint},
+          {"fanout", std::string(p.sender->backend_name())},
+          {"private", p.private_mode},
+          {"pieces_sent", st.pieces_sent},
+          {"payload_bytes", st.payload_bytes},
+          {"fanout_calls", st.fanout_calls},
+          {"fanout_targets", st.fanout_targets},
+          {"subscribers", st.subscribers},
+          {"subscribers_dropped", st.dropped},
+          {"connections_refused", st.refused}};
 }
 
 void AddPushGetOptions(po::options_description& d, PushGetFlags& f) {
@@ -116,12 +122,10 @@ void AddPushGetOptions(po::options_description& d, PushGetFlags& f) {
 }
 
 void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
-                 const proto::MetainfoSummary& summary, const std::string& info_hash_hex,
-                 TransferOptions& t, GetPush& state, const proto::Logger& log) {
+                 const std::string& info_hash_hex, const std::string& token, TransferOptions& t,
+                 GetPush& state, const proto::Logger& log) {
   if (f.no_push) {
     state.why_not = "--no-push";
-  } else if (!SingleFile(summary)) {
-    state.why_not = "the swarm has several files";
   } else if (!f.from.empty()) {
     state.endpoint = f.from;
   } else if (registry_push.empty()) {
@@ -136,23 +140,36 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
       state.why_not = "the seed's push endpoint " + registry_push + " is not on this subnet";
     }
   }
+  std::shared_ptr<const proto::ContentLayout> layout;
+  if (!state.endpoint.empty()) {
+    auto l = LayoutOf(t.torrent_bytes);
+    if (l) {
+      layout = std::move(*l);
+    } else {
+      state.why_not = l.error();
+      state.endpoint.clear();
+    }
+  }
   if (state.endpoint.empty()) {
     log.Info("push: not subscribing (" + state.why_not + ")");
     return;
   }
   push::PushIdentity identity;
   identity.info_hash = HexToBytes(info_hash_hex);
-  identity.geometry = GeometryOf(summary);
+  identity.layout = std::move(layout);
   identity.peer_id = RandomPeerId();
   // Subscribe first, meet the seed on the wire once it has answered: the
   // connect timeout, then a little for the seed's HELLO.
   t.wire_hold = std::chrono::seconds(8);
   std::string source;  // connect from the address the wire uses too
   if (t.net.listen_ip != "0.0.0.0" && t.net.listen_ip != "::") source = t.net.listen_ip;
-  t.hooks.on_ready = [&state, identity, source, log](const PieceFeed& feed) {
+  const std::int64_t max_rate = t.net.max_download_rate;
+  t.hooks.on_ready = [&state, identity, source, token, max_rate, log](const PieceFeed& feed) {
     push::PushReceiverOptions options;
     options.endpoint = state.endpoint;
     options.source_address = source;
+    options.token = token;
+    options.max_rate = max_rate;
     push::PushDownload::Hooks hooks;
     hooks.post = feed.post;
     hooks.add_piece = feed.add_piece;
@@ -176,8 +193,14 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
   t.hooks.on_hash_failed = [&state](std::uint32_t piece) {
     if (state.download) state.download->OnHashFailed(piece);
   };
+  t.hooks.on_tick = [&state](std::int64_t wire_payload_bytes) {
+    if (state.download) state.download->OnTick(wire_payload_bytes);
+  };
   t.hooks.on_stop = [&state] {
     if (state.download) state.download->Stop("transfer ending");
+  };
+  t.pushed_bytes = [&state]() -> std::int64_t {
+    return state.download ? static_cast<std::int64_t>(state.download->payload_bytes()) : 0;
   };
 }
 
@@ -188,6 +211,8 @@ nlohmann::json GetPushJson(const GetPush& p) {
   if (!p.start_error.empty()) j["error"] = p.start_error;
   if (p.download) {
     j["pieces_pushed"] = p.download->pieces_pushed();
+    j["payload_bytes"] = p.download->payload_bytes();
+    j["peak_buffered_bytes"] = p.download->peak_held_bytes();
     j["hash_failures"] = p.download->hash_failures();
     j["ended"] = p.download->end_reason();
   }

@@ -1,18 +1,23 @@
 // The push channel in the CLI: flags of `seed` and `get`, and the wiring
 // that starts a PushSender beside a seed or subscribes a download to one
-// (node/push/ has the channel itself). Push covers single-file swarms: a
-// multi-file swarm is seeded and fetched over the BitTorrent wire only.
+// (node/push/ has the channel itself). Any layout pushes: pieces reach the
+// files through the torrent's file layout (node/torrent_layout.h).
+//
+// Private mode: a get sends its token (--token, --token-file or
+// $SWARMCAST_TOKEN) in its HELLO, and a seed given --push-token pushes only
+// to subscribers that send one of those tokens. (The seed's own --token is
+// the registry's admin token, which gets do not hold.)
 #pragma once
 
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "node/cli/common.h"
 #include "node/push/push_download.h"
 #include "node/push/push_sender.h"
 #include "node/transfer.h"
-#include "proto/metainfo.h"
 
 namespace swarmcast::node::cli {
 
@@ -21,6 +26,9 @@ struct PushSeedFlags {
   std::string listen = "0.0.0.0:0";
   std::string advertise;  // default: the address that faces the tracker
   std::string fanout = "auto";
+  // Tokens a subscriber's HELLO must carry (a private swarm's announce
+  // tokens); none: any subscriber on the network.
+  std::vector<std::string> tokens;
 };
 void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f);
 
@@ -29,15 +37,19 @@ struct SeedPush {
   std::string endpoint;                      // what the registry publishes
   // Who is subscribed (for the seed's wire gate); null when push is off.
   std::shared_ptr<push::SubscriberAddresses> addresses;
+  bool private_mode = false;  // subscribers need the swarm's token
 };
-// Starts the push sender for `content` (push off or impossible: a SeedPush
-// without sender, and why in the log). Errors are bad flags or
-// a sender that cannot start.
-Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f,
-                                            const std::filesystem::path& content,
-                                            const proto::MetainfoSummary& summary,
-                                            const std::string& info_hash_hex,
-                                            const TrackerUrl& tracker, std::int64_t max_rate,
+// What the seed's push sender is given beside its flags.
+struct SeedPushContext {
+  std::filesystem::path content;  // the seeded file or folder
+  std::string torrent_bytes;      // checked metainfo
+  std::string info_hash_hex;
+  TrackerUrl tracker;
+  std::int64_t max_rate = 0;  // --max-upload-rate
+};
+// Starts the push sender (push off: a SeedPush without sender, and why in
+// the log). Errors are bad flags or a sender that cannot start.
+Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f, const SeedPushContext& c,
                                             const proto::Logger& log);
 nlohmann::json SeedPushJson(const SeedPush& p);
 
@@ -56,10 +68,12 @@ struct GetPush {
 };
 // Chooses the endpoint (--push-from, else the registry's when it is on
 // this host's subnet) and sets t.hooks to subscribe once the initial check
-// is done. `state` must outlive RunTransfer.
+// is done, with `token` in the HELLO and t.net.max_download_rate as the
+// receiver's limit. Reads t.torrent_bytes. `state` must outlive
+// RunTransfer.
 void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
-                 const proto::MetainfoSummary& summary, const std::string& info_hash_hex,
-                 TransferOptions& t, GetPush& state, const proto::Logger& log);
+                 const std::string& info_hash_hex, const std::string& token, TransferOptions& t,
+                 GetPush& state, const proto::Logger& log);
 nlohmann::json GetPushJson(const GetPush& p);
 
 }  // namespace swarmcast::node::cli

@@ -1,5 +1,7 @@
 #include "node/push/push_download.h"
 
+#include <algorithm>
+
 namespace swarmcast::push {
 
 PushDownload::PushDownload(Hooks hooks) : hooks_(std::move(hooks)) {}
@@ -13,6 +15,8 @@ Result<std::unique_ptr<PushDownload>, std::string> PushDownload::Start(
     PushReceiverOptions options, PushIdentity identity, const std::vector<bool>& have,
     Hooks hooks) {
   std::unique_ptr<PushDownload> d(new PushDownload(std::move(hooks)));
+  d->verified_ = have;
+  d->verified_.resize(identity.layout ? identity.geometry().piece_count : 0, false);
   auto alive = d->alive_;
   PushDownload* self = d.get();
   auto post = d->hooks_.post;
@@ -50,18 +54,34 @@ void PushDownload::Settle() {
 
 void PushDownload::OnPiece(std::uint32_t piece, std::vector<char> data) {
   if (!receiver_) return;
-  pushed_.insert(piece);
+  if (verified_[piece] || pushed_.contains(piece)) {
+    // Verified meanwhile by another path, or a copy is with libtorrent
+    // already: libtorrent would drop this one without a word.
+    receiver_->Release(data.size());
+    return;
+  }
+  pushed_[piece] = HandedOver{data.size(), Clock::now()};
   ++pieces_pushed_;
   hooks_.add_piece(piece, std::move(data));
 }
 
+void PushDownload::Release(std::uint32_t piece) {
+  auto it = pushed_.find(piece);
+  if (it == pushed_.end()) return;
+  if (receiver_) receiver_->Release(it->second.bytes);
+  pushed_.erase(it);
+}
+
 void PushDownload::OnPieceVerified(std::uint32_t piece) {
-  pushed_.erase(piece);
+  if (piece >= verified_.size()) return;
+  verified_[piece] = true;
+  Release(piece);
   if (receiver_) receiver_->NotifyHave(piece);
 }
 
 void PushDownload::OnHashFailed(std::uint32_t piece) {
-  if (pushed_.erase(piece) == 0) return;  // came from a peer: not ours to judge
+  if (!pushed_.contains(piece)) return;  // came from a peer: not ours to judge
+  Release(piece);
   ++hash_failures_;
   hooks_.log.Warning("push: piece " + std::to_string(piece) +
                      " from the seed failed its hash check");
@@ -70,13 +90,46 @@ void PushDownload::OnHashFailed(std::uint32_t piece) {
   }
 }
 
+void PushDownload::OnTick(std::int64_t wire_payload_bytes, Clock::time_point now) {
+  if (!receiver_) return;
+  if (wire_payload_bytes > wire_seen_) {
+    receiver_->ChargeRate(wire_payload_bytes - wire_seen_);
+    wire_seen_ = wire_payload_bytes;
+  }
+  std::vector<std::uint32_t> stale;
+  for (const auto& [piece, h] : pushed_) {
+    if (now - h.at >= kHandOverTimeout) stale.push_back(piece);
+  }
+  for (std::uint32_t piece : stale) {
+    hooks_.log.Debug("push: no verdict on piece " + std::to_string(piece) +
+                     " from libtorrent; releasing its room");
+    Release(piece);
+  }
+}
+
+std::uint64_t PushDownload::payload_bytes() const {
+  return payload_before_ + (receiver_ ? receiver_->stats().payload_bytes : 0);
+}
+
+PushReceiverStats PushDownload::receiver_stats() const {
+  return receiver_ ? receiver_->stats() : PushReceiverStats{};
+}
+
+std::uint64_t PushDownload::peak_held_bytes() const {
+  return std::max(peak_before_, receiver_ ? receiver_->stats().peak_held_bytes : 0);
+}
+
 void PushDownload::Stop(const std::string& why) {
   if (!receiver_) return;
   if (end_reason_.empty()) end_reason_ = why;
   hooks_.log.Info("push: unsubscribing: " + why);
   Settle();
   *alive_ = false;  // drop pieces still queued for the control thread
+  const PushReceiverStats last = receiver_->stats();
   receiver_.reset();
+  payload_before_ += last.payload_bytes;
+  peak_before_ = std::max(peak_before_, last.peak_held_bytes);
+  pushed_.clear();
   alive_ = std::make_shared<bool>(true);
 }
 

@@ -9,16 +9,26 @@
 // against the channel, and after kMaxPushHashFailures of them the
 // subscription ends — the download goes on from peers.
 //
+// A piece's bytes stay in the receiver's budget from its first chunk until
+// libtorrent has judged it (verified or failed: it has written the piece by
+// then), or until it turns out not to be needed (verified meanwhile by
+// another path); so the pieces queued for libtorrent are bounded too, and
+// a disk that writes slowly makes the receiver stop reading. A piece
+// libtorrent never reports on within kHandOverTimeout (a lost alert) is
+// released all the same, so that the channel cannot wedge.
+//
 // Threading: Start() and every method run on the control thread; `post`
 // must run its function there. No libtorrent types here, so the push code
 // builds without libtorrent's headers.
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "node/push/push_receiver.h"
 #include "proto/log.h"
@@ -26,9 +36,11 @@
 namespace swarmcast::push {
 
 inline constexpr int kMaxPushHashFailures = 3;
+inline constexpr auto kHandOverTimeout = std::chrono::seconds(120);
 
 class PushDownload {
  public:
+  using Clock = std::chrono::steady_clock;
   struct Hooks {
     // Runs a function on the control thread (e.g. asio::post).
     std::function<void(std::function<void()>)> post;
@@ -48,17 +60,32 @@ class PushDownload {
 
   void OnPieceVerified(std::uint32_t piece);
   void OnHashFailed(std::uint32_t piece);
+  // Every progress tick: the payload bytes that came over the BitTorrent
+  // wire so far (they count against the receiver's rate limit), and the
+  // time (for kHandOverTimeout).
+  void OnTick(std::int64_t wire_payload_bytes, Clock::time_point now = Clock::now());
   // Ends the subscription (e.g. the download is complete).
   void Stop(const std::string& why);
 
   bool active() const { return receiver_ != nullptr; }
   std::uint64_t pieces_pushed() const { return pieces_pushed_; }
+  // Chunk payload received on the channel, over its whole life.
+  std::uint64_t payload_bytes() const;
+  // The receiver's figures (zero once the channel has ended).
+  PushReceiverStats receiver_stats() const;
+  std::uint64_t peak_held_bytes() const;
   int hash_failures() const { return hash_failures_; }
   const std::string& end_reason() const { return end_reason_; }
 
  private:
+  struct HandedOver {
+    std::uint64_t bytes = 0;
+    Clock::time_point at;
+  };
+
   explicit PushDownload(Hooks hooks);
   void OnPiece(std::uint32_t piece, std::vector<char> data);
+  void Release(std::uint32_t piece);
   void Settle();
 
   Hooks hooks_;
@@ -66,8 +93,12 @@ class PushDownload {
   // Shared with the receiver's callbacks: they may run after this object
   // is gone, so they check `alive` on the control thread first.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  std::set<std::uint32_t> pushed_;  // pieces handed to libtorrent by push
+  std::vector<bool> verified_;                  // by any path
+  std::map<std::uint32_t, HandedOver> pushed_;  // handed to libtorrent, not yet judged
   std::uint64_t pieces_pushed_ = 0;
+  std::uint64_t payload_before_ = 0;  // of a receiver that has ended
+  std::uint64_t peak_before_ = 0;
+  std::int64_t wire_seen_ = 0;
   int hash_failures_ = 0;
   std::string end_reason_;
 };

@@ -13,15 +13,24 @@
 namespace swarmcast::push {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 constexpr std::size_t kMaxLowWaterBytes = 128 << 10;
+constexpr auto kExpireEvery = std::chrono::seconds(1);
+
+proto::Bye ByeFor(proto::ByeReason reason, std::string text) {
+  return proto::Bye{static_cast<std::uint16_t>(reason), std::move(text)};
+}
 
 }  // namespace
 
 Result<std::unique_ptr<PushReceiver>, std::string> PushReceiver::Start(
     PushReceiverOptions options, PushIdentity identity, const std::vector<bool>& have,
     OnPiece on_piece, OnEnd on_end) {
-  if (auto ec = proto::ValidateGeometry(identity.geometry)) {
-    return Unexpected("push: bad geometry: " + ec.message());
+  if (!identity.layout) return Unexpected(std::string("push: no content layout"));
+  if (options.token.size() > proto::kMaxHelloTokenLength) {
+    return Unexpected("push: the token must be at most " +
+                      std::to_string(proto::kMaxHelloTokenLength) + " bytes");
   }
   auto socket = ConnectTcp(options.endpoint, options.connect_timeout_ms, options.source_address);
   if (!socket) return Unexpected(socket.error());
@@ -30,20 +39,33 @@ Result<std::unique_ptr<PushReceiver>, std::string> PushReceiver::Start(
   r->wake_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!r->wake_) return Unexpected(std::string("push: eventfd: ") + std::strerror(errno));
   ::fcntl(r->socket_.get(), F_SETFL, ::fcntl(r->socket_.get(), F_GETFL) | O_NONBLOCK);
+  const proto::Geometry g = identity.geometry();
   r->options_ = std::move(options);
   r->identity_ = std::move(identity);
   r->on_piece_ = std::move(on_piece);
   r->on_end_ = std::move(on_end);
-  r->decoder_ = proto::PushFrameDecoder(proto::FrameLimits{}, r->identity_.geometry);
+  r->decoder_ = proto::PushFrameDecoder(proto::FrameLimits{}, g);
+  r->assembler_ = std::make_unique<PieceAssembler>(r->identity_.layout);
+  // Two pieces at least, so that one can be assembled while the last is
+  // being written.
+  r->budget_ = std::max<std::uint64_t>(r->options_.budget, 2 * std::uint64_t{g.piece_length});
 
   proto::Hello hello;
   hello.hash_kind = r->identity_.hash_kind;
   hello.info_hash = r->identity_.info_hash;
   hello.peer_id = r->identity_.peer_id;
-  hello.geometry = r->identity_.geometry;
-  hello.bitfield.assign(proto::BitfieldSize(hello.geometry.piece_count), 0);
-  for (std::uint32_t p = 0; p < hello.geometry.piece_count && p < have.size(); ++p) {
-    if (have[p]) hello.bitfield[p / 8] |= static_cast<std::uint8_t>(0x80 >> (p % 8));
+  hello.geometry = g;
+  hello.token = r->options_.token;
+  hello.bitfield.assign(proto::BitfieldSize(g.piece_count), 0);
+  {
+    MutexLock lock(r->mutex_);
+    r->rate_ = TokenBucket(r->options_.max_rate);
+    r->have_.assign(g.piece_count, false);
+    for (std::uint32_t p = 0; p < g.piece_count && p < have.size(); ++p) {
+      if (!have[p]) continue;
+      hello.bitfield[p / 8] |= static_cast<std::uint8_t>(0x80 >> (p % 8));
+      r->have_[p] = true;
+    }
   }
   r->QueueFrame(hello);
   r->thread_ = std::thread([raw = r.get()] { raw->Run(); });
@@ -51,35 +73,68 @@ Result<std::unique_ptr<PushReceiver>, std::string> PushReceiver::Start(
 }
 
 PushReceiver::~PushReceiver() {
-  QueueFrame(proto::Bye{static_cast<std::uint16_t>(proto::ByeReason::kNormal), "done"});
+  QueueFrame(ByeFor(proto::ByeReason::kNormal, "done"));
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stop_ = true;
   }
+  Wake();
+  if (thread_.joinable()) thread_.join();
+}
+
+void PushReceiver::Wake() {
   const std::uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
-  if (thread_.joinable()) thread_.join();
 }
 
 void PushReceiver::QueueFrame(const proto::Message& m) {
   std::vector<std::uint8_t> frame(proto::EncodedSize(m));
-  if (!proto::EncodeMessage(m, frame, &identity_.geometry).ok()) return;
-  std::lock_guard lock(mutex_);
+  if (!proto::EncodeMessage(m, frame, &identity_.geometry()).ok()) return;
+  MutexLock lock(mutex_);
   outbox_.insert(outbox_.end(), frame.begin(), frame.end());
 }
 
 void PushReceiver::NotifyHave(std::uint32_t piece) {
-  if (piece >= identity_.geometry.piece_count) return;
+  if (piece >= identity_.geometry().piece_count) return;
   QueueFrame(proto::Have{piece});
-  const std::uint64_t one = 1;
-  [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
+  {
+    MutexLock lock(mutex_);
+    have_[piece] = true;
+  }
+  Wake();
 }
 
-PushReceiverStats PushReceiver::stats() const { return {pieces_.load(), payload_bytes_.load()}; }
+void PushReceiver::Release(std::uint64_t bytes) {
+  std::uint64_t held = held_bytes_.load();
+  // Never below zero, whatever a caller gives back.
+  while (!held_bytes_.compare_exchange_weak(held, held - std::min(held, bytes))) {
+  }
+  Wake();
+}
+
+void PushReceiver::ChargeRate(std::int64_t bytes) {
+  MutexLock lock(mutex_);
+  rate_.Take(bytes);
+}
+
+PushReceiverStats PushReceiver::stats() const {
+  return {pieces_.load(), payload_bytes_.load(), held_bytes_.load(), peak_held_bytes_.load(),
+          budget_,        expired_pieces_.load()};
+}
+
+// Only the receive thread adds, so checking and then adding cannot race
+// with another reservation; a Release() in between only makes more room.
+bool PushReceiver::Reserve(std::uint64_t bytes) {
+  const std::uint64_t held = held_bytes_.load();
+  if (held > 0 && held + bytes > budget_) return false;
+  const std::uint64_t now = held_bytes_.fetch_add(bytes) + bytes;
+  if (now > peak_held_bytes_.load()) peak_held_bytes_.store(now);
+  return true;
+}
 
 // Writes as much of the outbox as the socket takes now.
 bool PushReceiver::Flush(std::string* why) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::size_t sent = 0;
   while (sent < outbox_.size()) {
     const ssize_t n = ::send(socket_.get(), outbox_.data() + sent, outbox_.size() - sent,
@@ -100,8 +155,7 @@ bool PushReceiver::OnMessage(proto::Message& m, std::string* why) {
   if (auto* hello = std::get_if<proto::Hello>(&m)) {
     if (hello->hash_kind != identity_.hash_kind || hello->info_hash != identity_.info_hash) {
       *why = "the seed's HELLO names another info-hash";
-      QueueFrame(proto::Bye{static_cast<std::uint16_t>(proto::ByeReason::kInfoHashMismatch),
-                            "wrong info-hash"});
+      QueueFrame(ByeFor(proto::ByeReason::kInfoHashMismatch, "wrong info-hash"));
       return false;
     }
     hello_ok_ = true;
@@ -116,59 +170,129 @@ bool PushReceiver::OnMessage(proto::Message& m, std::string* why) {
     *why = "the seed sent data before its HELLO";
     return false;
   }
-  auto* piece = std::get_if<proto::Piece>(&m);
-  if (!piece) return true;  // HAVE from a seed carries nothing new
-  // Ranges of one piece arrive in order, one piece at a time.
-  if (piece->offset == 0) {
-    assembling_ = piece->piece;
-    piece_.clear();
-  } else if (piece->piece != assembling_ || piece->offset != piece_.size()) {
-    *why = "the seed sent piece " + std::to_string(piece->piece) + " out of order";
-    return false;
+  auto* chunk = std::get_if<proto::Piece>(&m);
+  if (!chunk) return true;  // HAVE from a seed carries nothing new
+  payload_bytes_ += chunk->payload.size();
+  switch (OnChunk(*chunk, why)) {
+    case ChunkOutcome::kTaken:
+      return true;
+    case ChunkOutcome::kNoRoom:
+      held_ =
+          HeldChunk{chunk->piece, chunk->offset, {chunk->payload.begin(), chunk->payload.end()}};
+      return true;
+    case ChunkOutcome::kRefused:
+      break;
   }
-  piece_.insert(piece_.end(), piece->payload.begin(), piece->payload.end());
-  payload_bytes_ += piece->payload.size();
-  if (piece_.size() == proto::PieceSize(identity_.geometry, assembling_)) {
+  return false;
+}
+
+PushReceiver::ChunkOutcome PushReceiver::OnChunk(const proto::Piece& chunk, std::string* why) {
+  bool had;
+  {
+    MutexLock lock(mutex_);
+    had = have_[chunk.piece];
+  }
+  if (had) {  // verified meanwhile by another path: drop it, and what came of it
+    Release(assembler_->Drop(chunk.piece));
+    return ChunkOutcome::kTaken;
+  }
+  const bool starts = assembler_->Starts(chunk.piece);
+  const std::uint32_t room = assembler_->piece_bytes(chunk.piece);
+  if (starts && !Reserve(room)) return ChunkOutcome::kNoRoom;
+  auto added = assembler_->Add(chunk, Clock::now());
+  if (!added) {
+    if (starts) Release(room);
+    *why = "the seed sent a bad chunk of piece " + std::to_string(chunk.piece) + ": " +
+           added.error().message();
+    QueueFrame(ByeFor(proto::ByeReason::kProtocolError, added.error().message()));
+    return ChunkOutcome::kRefused;
+  }
+  if (*added) {
     ++pieces_;
-    on_piece_(assembling_, std::move(piece_));
-    piece_ = {};
+    on_piece_((*added)->piece, std::move((*added)->data));
+  }
+  return ChunkOutcome::kTaken;
+}
+
+bool PushReceiver::Drain(std::string* why) {
+  if (held_) {
+    const proto::Piece chunk{held_->piece, held_->offset, held_->payload};
+    const ChunkOutcome outcome = OnChunk(chunk, why);
+    if (outcome == ChunkOutcome::kNoRoom) return true;
+    held_.reset();
+    if (outcome == ChunkOutcome::kRefused) return false;
+  }
+  while (!held_) {
+    auto next = decoder_.Next();
+    if (std::holds_alternative<proto::NeedMore>(next)) return true;
+    if (auto* ec = std::get_if<std::error_code>(&next)) {
+      *why = "bad frame from the seed: " + ec->message();
+      QueueFrame(ByeFor(proto::ByeReason::kProtocolError, ec->message()));
+      return false;
+    }
+    if (!OnMessage(std::get<proto::Message>(next), why)) return false;
   }
   return true;
 }
 
 void PushReceiver::Run() {
   std::string why;
-  auto last_input = std::chrono::steady_clock::now();
+  auto last_input = Clock::now();
+  auto next_expiry = last_input + kExpireEvery;
   int low_water = 1;
   while (true) {
-    // Wake up only once the frame in progress can be completed, not for
-    // every few packets: a 64 KiB piece then costs one or two poll/recv
-    // rounds instead of dozens. Bounded, since the kernel holds at most
-    // half the receive buffer.
-    const int want =
-        static_cast<int>(std::clamp<std::size_t>(decoder_.bytes_needed(), 1, kMaxLowWaterBytes));
-    if (want != low_water &&
-        ::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVLOWAT, &want, sizeof want) == 0) {
-      low_water = want;
-    }
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
       if (stop_) why = "stopped";
     }
-    if (!why.empty()) {
-      std::string ignored;
-      Flush(&ignored);  // best effort: our BYE
-      break;
-    }
+    if (!why.empty()) break;
     if (!Flush(&why)) break;
+    if (!Drain(&why)) break;
+    auto now = Clock::now();
+    if (now >= next_expiry) {
+      next_expiry = now + kExpireEvery;
+      if (const std::uint64_t freed = assembler_->Expire(now - options_.partial_timeout)) {
+        ++expired_pieces_;
+        Release(freed);
+      }
+    }
+    std::int64_t allowance;
+    std::chrono::milliseconds rate_wait;
     bool want_write;
     {
-      std::lock_guard lock(mutex_);
+      MutexLock lock(mutex_);
+      allowance = rate_.Available(now);
+      rate_wait = rate_.Wait();
       want_write = !outbox_.empty();
     }
-    pollfd fds[2] = {{socket_.get(), static_cast<short>(POLLIN | (want_write ? POLLOUT : 0)), 0},
+    const bool can_read = !held_ && allowance > 0;
+    // Time spent waiting for room or for the rate limit is not the seed's
+    // silence.
+    if (!can_read) last_input = now;
+    int timeout_ms = 1000;
+    if (!held_ && allowance <= 0) {
+      timeout_ms = static_cast<int>(std::min<std::int64_t>(timeout_ms, rate_wait.count()));
+    }
+    if (can_read) {
+      // Wake up only once the frame in progress can be completed, not for
+      // every few packets: a 64 KiB chunk then costs one or two poll/recv
+      // rounds instead of dozens. Bounded, since the kernel holds at most
+      // half the receive buffer, and by what the rate limit allows.
+      const auto cap = static_cast<std::size_t>(
+          std::min<std::int64_t>(allowance, static_cast<std::int64_t>(kMaxLowWaterBytes)));
+      const int want = static_cast<int>(std::clamp<std::size_t>(decoder_.bytes_needed(), 1, cap));
+      if (want != low_water &&
+          ::setsockopt(socket_.get(), SOL_SOCKET, SO_RCVLOWAT, &want, sizeof want) == 0) {
+        low_water = want;
+      }
+    }
+    // While it may not read, the socket is left out of the poll unless
+    // there is something to send: a reset connection would otherwise
+    // report POLLHUP at once, again and again.
+    pollfd fds[2] = {{can_read || want_write ? socket_.get() : -1,
+                      static_cast<short>((can_read ? POLLIN : 0) | (want_write ? POLLOUT : 0)), 0},
                      {wake_.get(), POLLIN, 0}};
-    if (::poll(fds, 2, 1000) < 0 && errno != EINTR) {
+    if (::poll(fds, 2, timeout_ms) < 0 && errno != EINTR) {
       why = std::string("poll: ") + std::strerror(errno);
       break;
     }
@@ -176,10 +300,13 @@ void PushReceiver::Run() {
       std::uint64_t drained;
       [[maybe_unused]] auto n = ::read(wake_.get(), &drained, sizeof drained);
     }
-    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+    now = Clock::now();
+    if (can_read && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
       auto region =
           decoder_.PrepareWrite(std::max<std::size_t>(decoder_.bytes_needed(), 256 << 10));
-      const ssize_t n = ::recv(socket_.get(), region.data(), region.size(), 0);
+      const auto n =
+          ::recv(socket_.get(), region.data(),
+                 std::min<std::size_t>(region.size(), static_cast<std::size_t>(allowance)), 0);
       if (n == 0) {
         decoder_.Commit(0);
         why = "the seed closed the connection";
@@ -194,31 +321,21 @@ void PushReceiver::Run() {
         continue;
       }
       decoder_.Commit(static_cast<std::size_t>(n));
-      last_input = std::chrono::steady_clock::now();
-      bool ok = true;
-      while (ok) {
-        auto next = decoder_.Next();
-        if (std::holds_alternative<proto::NeedMore>(next)) break;
-        if (auto* ec = std::get_if<std::error_code>(&next)) {
-          why = "bad frame from the seed: " + ec->message();
-          QueueFrame(proto::Bye{static_cast<std::uint16_t>(proto::ByeReason::kProtocolError),
-                                ec->message()});
-          ok = false;
-          break;
-        }
-        ok = OnMessage(std::get<proto::Message>(next), &why);
+      {
+        MutexLock lock(mutex_);
+        rate_.Take(n);
       }
-      if (!ok) {
-        std::string ignored;
-        Flush(&ignored);  // best effort: our BYE, if any
-        break;
-      }
-    } else if (std::chrono::steady_clock::now() - last_input > options_.idle_timeout) {
+      last_input = now;
+    } else if (can_read && now - last_input > options_.idle_timeout) {
       why = "no data from the seed for " + std::to_string(options_.idle_timeout.count()) + " ms";
       break;
     }
   }
+  std::string ignored;
+  Flush(&ignored);  // best effort: our BYE, if any
   socket_.reset();
+  held_.reset();
+  Release(assembler_->Clear());
   if (on_end_) on_end_(why);
 }
 

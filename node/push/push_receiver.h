@@ -1,18 +1,30 @@
 // PushReceiver: a LAN peer's end of the push channel (docs/protocol.md).
 //
 // Connects to the seed's push endpoint, subscribes with a HELLO carrying
-// the pieces this node already has, checks the seed's HELLO (same info-hash
-// and geometry, or the channel ends), and reassembles PIECE frames into
-// whole pieces for `on_piece`. The caller passes each piece to libtorrent,
-// which hash-checks it; pieces this node gets from other peers go back to
-// the seed as HAVE through NotifyHave(), so the seed does not push them.
+// the pieces this node already has (and the swarm's token in private
+// mode), checks the seed's HELLO (same info-hash and geometry, or the
+// channel ends), and assembles PIECE chunks into whole pieces
+// (node/push/piece_assembler.h) for `on_piece`. The caller passes each
+// piece to libtorrent, which hash-checks it; pieces this node gets from
+// other peers go back to the seed as HAVE through NotifyHave(), so the seed
+// does not push them.
 //
-// Any decode error, a wrong info-hash, or BYE ends the channel: `on_end`
-// is called once with the reason, and the download goes on from peers.
+// Memory is bounded by design: pieces being assembled and pieces handed to
+// `on_piece` but not yet Release()d together stay within `budget` bytes.
+// When a chunk would start a piece that does not fit, the receiver stops
+// reading its socket until room is released; TCP's window then closes and
+// the seed's fan-out skips this subscriber until it drains, so a slow disk
+// here slows this node only. `max_rate` caps what it reads from the seed,
+// and bytes that came by the BitTorrent wire (ChargeRate) count against
+// the same limit.
 //
-// Threading: one receive thread, started by Start(); `on_piece` and
-// `on_end` run on it. NotifyHave() and the destructor are safe from any
-// thread.
+// Any decode error, a chunk that breaks the layout's rules, a wrong
+// info-hash, or BYE ends the channel: `on_end` is called once with the
+// reason, and the download goes on from peers.
+//
+// Threading: one receive thread, started by Start(); `on_piece`,
+// `on_subscribed` and `on_end` run on it. NotifyHave(), Release(),
+// ChargeRate(), stats() and the destructor are safe from any thread.
 #pragma once
 
 #include <array>
@@ -21,23 +33,32 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "node/push/piece_assembler.h"
 #include "node/push/tcp.h"
+#include "node/push/token_bucket.h"
+#include "proto/content_layout.h"
+#include "proto/mutex.h"
 #include "proto/push_frame.h"
 #include "proto/result.h"
 
 namespace swarmcast::push {
 
+// The torrent a receiver subscribes to, and how its pieces lie over files.
 struct PushIdentity {
   proto::HashKind hash_kind = proto::HashKind::kSha1;
   std::vector<std::uint8_t> info_hash;
   std::array<std::uint8_t, proto::kPeerIdSize> peer_id{};
-  proto::Geometry geometry;
+  std::shared_ptr<const proto::ContentLayout> layout;
+
+  const proto::Geometry& geometry() const { return layout->geometry(); }
 };
+
+inline constexpr std::uint64_t kDefaultPushBudget = 32u << 20;
 
 struct PushReceiverOptions {
   std::string endpoint;  // seed's push "ADDR:PORT" or "[ADDR6]:PORT"
@@ -46,20 +67,36 @@ struct PushReceiverOptions {
   // on the push channel as on the BitTorrent wire (node/wire_gate.h).
   std::string source_address;
   int connect_timeout_ms = 5000;
-  // No byte from the seed for this long ends the channel.
+  // No byte from the seed for this long ends the channel (time spent
+  // waiting for room or for the rate limit does not count).
   std::chrono::milliseconds idle_timeout{30000};
+  // Private mode: the swarm's token, sent in the HELLO.
+  std::string token;
+  // Bytes of pushed pieces held at once (being assembled, or handed to
+  // on_piece and not yet released); raised to two pieces if smaller.
+  std::uint64_t budget = kDefaultPushBudget;
+  // Bytes per second read from the seed, wire bytes charged included
+  // (0: unlimited).
+  std::int64_t max_rate = 0;
+  // A piece that got no chunk for this long is dropped, its room freed.
+  std::chrono::milliseconds partial_timeout{60000};
   // Receive thread, once: the seed answered our HELLO with its own (it has
   // taken the subscription). May be empty.
   std::function<void()> on_subscribed;
 };
 
 struct PushReceiverStats {
-  std::uint64_t pieces = 0;
-  std::uint64_t payload_bytes = 0;
+  std::uint64_t pieces = 0;         // whole pieces handed to on_piece
+  std::uint64_t payload_bytes = 0;  // chunk payload received, whatever became of it
+  std::uint64_t held_bytes = 0;     // budget in use now
+  std::uint64_t peak_held_bytes = 0;
+  std::uint64_t budget = 0;          // the budget in force
+  std::uint64_t expired_pieces = 0;  // partial pieces dropped (partial_timeout)
 };
 
 class PushReceiver {
  public:
+  // `data` holds PieceSize bytes; its size is what Release() gives back.
   using OnPiece = std::function<void(std::uint32_t piece, std::vector<char> data)>;
   using OnEnd = std::function<void(const std::string& reason)>;
 
@@ -73,36 +110,63 @@ class PushReceiver {
   PushReceiver(const PushReceiver&) = delete;
   PushReceiver& operator=(const PushReceiver&) = delete;
 
-  // This node verified `piece` (from anywhere): tell the seed.
+  // This node verified `piece` (from anywhere): tell the seed, and drop
+  // chunks of it that still arrive.
   void NotifyHave(std::uint32_t piece);
+  // A piece handed to on_piece is written, failed or dropped: its `bytes`
+  // leave the budget.
+  void Release(std::uint64_t bytes);
+  // `bytes` arrived by another path and count against max_rate.
+  void ChargeRate(std::int64_t bytes);
   PushReceiverStats stats() const;
 
  private:
+  // A chunk that starts a piece there was no room for yet, copied out of
+  // the decoder so that reading can stop until room is released.
+  struct HeldChunk {
+    std::uint32_t piece = 0;
+    std::uint32_t offset = 0;
+    std::vector<std::uint8_t> payload;
+  };
+  enum class ChunkOutcome { kTaken, kNoRoom, kRefused };
+
   PushReceiver() = default;
   void Run();
+  // Places a held chunk, then handles buffered frames until NeedMore or
+  // no room; false (with *why) to end the channel.
+  bool Drain(std::string* why);
   // Handles one decoded message; returns false (with *why) to end.
   bool OnMessage(proto::Message& m, std::string* why);
+  ChunkOutcome OnChunk(const proto::Piece& chunk, std::string* why);
+  bool Reserve(std::uint64_t bytes);
   bool Flush(std::string* why);
   void QueueFrame(const proto::Message& m);
+  void Wake();
 
   PushReceiverOptions options_;
   PushIdentity identity_;
   OnPiece on_piece_;
   OnEnd on_end_;
   UniqueFd socket_;
-  UniqueFd wake_;  // eventfd: new HAVEs or stop
+  UniqueFd wake_;  // eventfd: new HAVEs, released room, or stop
 
-  std::mutex mutex_;  // guards outbox_ and stop_
-  std::vector<std::uint8_t> outbox_;
-  bool stop_ = false;
+  mutable Mutex mutex_;
+  std::vector<std::uint8_t> outbox_ GUARDED_BY(mutex_);
+  bool stop_ GUARDED_BY(mutex_) = false;
+  std::vector<bool> have_ GUARDED_BY(mutex_);
+  TokenBucket rate_ GUARDED_BY(mutex_){0};
 
   // Receive-thread state.
   proto::PushFrameDecoder decoder_;
+  std::unique_ptr<PieceAssembler> assembler_;
+  std::optional<HeldChunk> held_;
   bool hello_ok_ = false;
-  std::uint32_t assembling_ = 0;  // piece being reassembled
-  std::vector<char> piece_;       // its bytes so far
+  std::uint64_t budget_ = 0;
+  std::atomic<std::uint64_t> held_bytes_{0};  // Release() may run on any thread
+  std::atomic<std::uint64_t> peak_held_bytes_{0};
   std::atomic<std::uint64_t> pieces_{0};
   std::atomic<std::uint64_t> payload_bytes_{0};
+  std::atomic<std::uint64_t> expired_pieces_{0};
   std::thread thread_;
 };
 

@@ -10,30 +10,41 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 
+#include "node/push/admission.h"
+#include "node/push/content_files.h"
+#include "node/push/piece_frames.h"
 #include "node/push/push_scheduler.h"
 #include "node/push/tcp.h"
+#include "node/push/token_bucket.h"
+#include "proto/mutex.h"
 
 namespace swarmcast::push {
 
 using Clock = std::chrono::steady_clock;
 
 // All sender state; touched only by the push thread, except `stats_`
-// (under stats_mutex_) and `stop_fd_` (an eventfd, written by ~PushSender).
+// (under stats_mutex_) and `stop_` (an eventfd, written by ~PushSender).
 class PushSender::Loop {
  public:
-  Loop(PushSource source, PushSenderOptions options, proto::Logger log, UniqueFd file,
-       UniqueFd listener, std::unique_ptr<FanoutBackend> backend)
+  Loop(PushSource source, PushSenderOptions options, proto::Logger log, UniqueFd listener,
+       std::unique_ptr<FanoutBackend> backend, std::unique_ptr<ContentFiles> files,
+       ContentFiles::Fd anchor)
       : source_(std::move(source)),
+        geometry_(source_.layout->geometry()),
         options_(std::move(options)),
         log_(std::move(log)),
-        file_(std::move(file)),
         listener_(std::move(listener)),
         backend_(std::move(backend)),
-        scheduler_(source_.geometry.piece_count) {}
+        files_(std::move(files)),
+        anchor_(std::move(anchor)),
+        scheduler_(geometry_.piece_count),
+        admission_(AdmissionPolicy{options_.max_subscribers, options_.max_connections_per_address,
+                                   options_.hello_timeout, proto::TokenSet(options_.tokens)}),
+        bucket_(options_.max_rate) {}
 
   bool Init(std::string* error) {
     epoll_ = UniqueFd(::epoll_create1(EPOLL_CLOEXEC));
@@ -44,8 +55,6 @@ class PushSender::Loop {
     }
     Watch(listener_.get(), kListenerTag, EPOLLIN);
     Watch(stop_.get(), kStopTag, EPOLLIN);
-    // The scan reads the file front to back; tell the kernel to read ahead.
-    ::posix_fadvise(file_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     return true;
   }
 
@@ -56,7 +65,7 @@ class PushSender::Loop {
   }
   std::string_view backend_name() const { return backend_->name(); }
   PushSenderStats stats() const {
-    std::lock_guard lock(stats_mutex_);
+    MutexLock lock(stats_mutex_);
     return stats_;
   }
 
@@ -64,20 +73,21 @@ class PushSender::Loop {
   static constexpr std::uint64_t kListenerTag = ~0ull;
   static constexpr std::uint64_t kStopTag = ~0ull - 1;
   static constexpr std::uint32_t kReadAheadPieces = 4;
+  static constexpr auto kAcceptPause = std::chrono::milliseconds(100);
 
-  // One frame on its way to one subscriber: a PIECE (header + file range)
-  // or a control frame (header only, no payload).
+  // What one subscriber is sending: the frames of a piece (shared with the
+  // others of its batch), at `frame`; or one control frame.
   struct Job {
-    bool is_piece = false;
-    PieceIndex piece = 0;
-    std::vector<std::uint8_t> header;
-    std::uint64_t file_offset = 0;
-    std::uint32_t length = 0;
+    std::shared_ptr<const PieceFrames> piece;  // null: a control frame
+    std::size_t frame = 0;
+    std::vector<std::uint8_t> control;
     FanoutTarget target;
 
-    FanoutJob fanout(int file_fd) const {
-      return FanoutJob{file_fd, file_offset, length,
-                       std::as_bytes(std::span(header.data(), header.size()))};
+    // A control frame has no payload; it still names a content file, since
+    // the kmod backend wants a valid one in every call.
+    FanoutJob fanout(int anchor_fd) const {
+      if (piece) return piece->job(frame);
+      return FanoutJob{anchor_fd, 0, 0, std::as_bytes(std::span(control))};
     }
   };
 
@@ -89,7 +99,8 @@ class PushSender::Loop {
     bool want_write = false;
     std::string address;  // the peer's numeric IP
     std::optional<Job> job;
-    std::vector<std::vector<std::uint8_t>> control;  // queued control frames
+    std::deque<std::vector<std::uint8_t>> control;  // queued control frames
+    Clock::time_point connected = Clock::now();
     Clock::time_point last_progress = Clock::now();
   };
 
@@ -109,44 +120,52 @@ class PushSender::Loop {
   }
 
   void Accept();
+  void ResumeAccepting();
   void Read(SubscriberId id, Subscriber& s);
+  void Discard(SubscriberId id, Subscriber& s);
   void OnMessage(SubscriberId id, Subscriber& s, proto::Message& m);
+  void OnHello(SubscriberId id, Subscriber& s, const proto::Hello& hello);
   void Drive(SubscriberId id, Subscriber& s);
+  std::vector<SubscriberId> Send(std::vector<SubscriberId> ids);
   void ScheduleRound();
   void FinishJob(SubscriberId id, Subscriber& s);
-  void CheckStalls();
+  void CheckDeadlines();
   bool HasCredit();
   void Bye(SubscriberId id, Subscriber& s, proto::ByeReason reason, std::string text);
+  void Refuse(SubscriberId id, Subscriber& s, const Refusal& why);
   // Why a subscriber leaves: it left on its own, or the seed dropped it
   // (counted in PushSenderStats::dropped).
   enum class LeaveKind { kLeft, kDropped };
   void Drop(SubscriberId id, LeaveKind kind, const std::string& why);
   void UpdateStats(const std::function<void(PushSenderStats&)>& f) {
-    std::lock_guard lock(stats_mutex_);
+    MutexLock lock(stats_mutex_);
     f(stats_);
   }
 
   PushSource source_;
+  const proto::Geometry geometry_;
   PushSenderOptions options_;
   proto::Logger log_;
-  UniqueFd file_;
   UniqueFd listener_;
   UniqueFd epoll_;
   UniqueFd stop_;
   std::unique_ptr<FanoutBackend> backend_;
+  std::unique_ptr<ContentFiles> files_;
+  ContentFiles::Fd anchor_;  // a content file kept open for control frames
   PushScheduler scheduler_;
+  Admission admission_;
   std::map<SubscriberId, Subscriber> subscribers_;
   std::vector<SubscriberId> doomed_;  // dropped after the current round
   SubscriberId next_id_ = 1;
   bool stopping_ = false;
-  // --max-upload-rate pacing: bytes we may still send (negative: in debt,
-  // because a whole batch is charged when it starts).
-  double credit_ = 0;
-  Clock::time_point credit_at_ = Clock::now();
-  int wait_ms_ = 500;  // the next epoll_wait timeout
+  // Out of descriptors: accepting waits until then (level-triggered epoll
+  // would otherwise report the listener again at once, for ever).
+  std::optional<Clock::time_point> accept_paused_until_;
+  TokenBucket bucket_;  // --max-upload-rate
+  int wait_ms_ = 500;   // the next epoll_wait timeout
 
-  mutable std::mutex stats_mutex_;
-  PushSenderStats stats_;
+  mutable Mutex stats_mutex_;
+  PushSenderStats stats_ GUARDED_BY(stats_mutex_);
 };
 
 void PushSender::Loop::Run() {
@@ -170,8 +189,9 @@ void PushSender::Loop::Run() {
         if (events[i].events & EPOLLOUT) Drive(it->first, it->second);
       }
     }
+    ResumeAccepting();
     ScheduleRound();
-    CheckStalls();
+    CheckDeadlines();
     for (SubscriberId id : doomed_) subscribers_.erase(id);
     doomed_.clear();
   }
@@ -183,22 +203,43 @@ void PushSender::Loop::Accept() {
     socklen_t len = sizeof peer;
     UniqueFd fd(::accept4(listener_.get(), reinterpret_cast<sockaddr*>(&peer), &len,
                           SOCK_NONBLOCK | SOCK_CLOEXEC));
-    if (!fd) return;  // EAGAIN, or a transient accept error: try next round
+    if (!fd) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        log_.Warning(std::string("push: cannot accept: ") + std::strerror(errno) +
+                     "; pausing new connections");
+        ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, listener_.get(), nullptr);
+        accept_paused_until_ = Clock::now() + kAcceptPause;
+        wait_ms_ = static_cast<int>(kAcceptPause.count());
+      }
+      return;  // EAGAIN, or an error of one connection: try next round
+    }
     const SubscriberId id = next_id_++;
     Subscriber& s = subscribers_[id];
     s.fd = std::move(fd);
     s.address = NumericAddress(peer);
-    s.decoder = proto::PushFrameDecoder(proto::FrameLimits{}, source_.geometry);
+    // A subscriber sends only HELLO, HAVE and BYE: no frame needs more room
+    // than the longest HELLO, so that is all one connection may buffer.
+    s.decoder =
+        proto::PushFrameDecoder(proto::FrameLimits{proto::MaxHelloLength(geometry_)}, geometry_);
     Watch(s.fd.get(), id, EPOLLIN);
-    if (subscribers_.size() > options_.max_subscribers) {
-      Bye(id, s, proto::ByeReason::kNormal, "subscriber limit reached");
-      Drive(id, s);
-    }
+    if (auto refusal = admission_.OnConnect(s.address)) Refuse(id, s, *refusal);
   }
 }
 
+void PushSender::Loop::ResumeAccepting() {
+  if (!accept_paused_until_) return;
+  if (Clock::now() < *accept_paused_until_) {
+    wait_ms_ = std::min(wait_ms_, static_cast<int>(kAcceptPause.count()));
+    return;
+  }
+  accept_paused_until_.reset();
+  Watch(listener_.get(), kListenerTag, EPOLLIN);
+}
+
 void PushSender::Loop::Read(SubscriberId id, Subscriber& s) {
-  while (true) {
+  while (s.fd) {
+    if (s.closing) return Discard(id, s);
     auto region = s.decoder.PrepareWrite(std::max<std::size_t>(s.decoder.bytes_needed(), 4096));
     const ssize_t n = ::recv(s.fd.get(), region.data(), region.size(), 0);
     if (n == 0) return Drop(id, LeaveKind::kLeft, "closed the connection");
@@ -209,50 +250,38 @@ void PushSender::Loop::Read(SubscriberId id, Subscriber& s) {
       return Drop(id, LeaveKind::kDropped, std::string("read failed: ") + std::strerror(errno));
     }
     s.decoder.Commit(static_cast<std::size_t>(n));
-    while (true) {
+    while (s.fd && !s.closing) {
       auto next = s.decoder.Next();
       if (std::holds_alternative<proto::NeedMore>(next)) break;
       if (auto* ec = std::get_if<std::error_code>(&next)) {
-        Bye(id, s, proto::ByeReason::kProtocolError, ec->message());
         log_.Info("push: subscriber " + std::to_string(id) + ": bad frame: " + ec->message());
-        Drive(id, s);
-        return;
+        Bye(id, s, proto::ByeReason::kProtocolError, ec->message());
+        return Drive(id, s);
       }
       OnMessage(id, s, std::get<proto::Message>(next));
-      if (s.closing) return;
+    }
+  }
+}
+
+// A closing connection's input is read and dropped: left unread, it
+// would wake the level-triggered loop again at once until the BYE is out.
+void PushSender::Loop::Discard(SubscriberId id, Subscriber& s) {
+  char sink[4096];
+  while (s.fd) {
+    const ssize_t n = ::recv(s.fd.get(), sink, sizeof sink, 0);
+    if (n == 0) return Drop(id, LeaveKind::kLeft, "closed the connection");
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        Drop(id, LeaveKind::kDropped, std::string("read failed: ") + std::strerror(errno));
+      }
+      return;
     }
   }
 }
 
 void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message& m) {
-  if (auto* hello = std::get_if<proto::Hello>(&m)) {
-    if (hello->hash_kind != source_.hash_kind || hello->info_hash != source_.info_hash) {
-      Bye(id, s, proto::ByeReason::kInfoHashMismatch, "not the torrent this seed pushes");
-      log_.Info("push: subscriber " + std::to_string(id) + " asked for another torrent");
-      return Drive(id, s);
-    }
-    std::vector<bool> have(source_.geometry.piece_count);
-    for (PieceIndex p = 0; p < have.size(); ++p) {
-      have[p] = (hello->bitfield[p / 8] >> (7 - p % 8)) & 1;
-    }
-    scheduler_.AddSubscriber(id, have);
-    s.subscribed = true;
-    if (options_.addresses) options_.addresses->Add(s.address);
-    proto::Hello mine;
-    mine.hash_kind = source_.hash_kind;
-    mine.info_hash = source_.info_hash;
-    mine.peer_id = source_.peer_id;
-    mine.geometry = source_.geometry;
-    mine.bitfield.assign(proto::BitfieldSize(source_.geometry.piece_count), 0xff);
-    if (const auto spare = source_.geometry.piece_count % 8; spare != 0) {
-      mine.bitfield.back() = static_cast<std::uint8_t>(0xff << (8 - spare));
-    }
-    std::vector<std::uint8_t> frame(proto::EncodedSize(mine));
-    if (proto::EncodeHello(mine, frame).ok()) s.control.push_back(std::move(frame));
-    UpdateStats([](PushSenderStats& st) { ++st.subscribers; });
-    log_.Info("push: subscriber " + std::to_string(id) + " joined");
-    return Drive(id, s);
-  }
+  if (auto* hello = std::get_if<proto::Hello>(&m)) return OnHello(id, s, *hello);
   if (!s.subscribed) {
     Bye(id, s, proto::ByeReason::kProtocolError, "HELLO must come first");
     return Drive(id, s);
@@ -267,29 +296,47 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
   }
 }
 
+void PushSender::Loop::OnHello(SubscriberId id, Subscriber& s, const proto::Hello& hello) {
+  // The token first: a stranger learns nothing, not even which torrent.
+  if (auto refusal = admission_.OnHello(hello.token)) return Refuse(id, s, *refusal);
+  if (hello.hash_kind != source_.hash_kind || hello.info_hash != source_.info_hash) {
+    return Refuse(id, s, {proto::ByeReason::kInfoHashMismatch, "not the torrent this seed pushes"});
+  }
+  std::vector<bool> have(geometry_.piece_count);
+  for (PieceIndex p = 0; p < have.size(); ++p) {
+    have[p] = (hello.bitfield[p / 8] >> (7 - p % 8)) & 1;
+  }
+  scheduler_.AddSubscriber(id, have);
+  s.subscribed = true;
+  if (options_.addresses) options_.addresses->Add(s.address);
+  proto::Hello mine;
+  mine.hash_kind = source_.hash_kind;
+  mine.info_hash = source_.info_hash;
+  mine.peer_id = source_.peer_id;
+  mine.geometry = geometry_;
+  mine.bitfield.assign(proto::BitfieldSize(geometry_.piece_count), 0xff);
+  if (const auto spare = geometry_.piece_count % 8; spare != 0) {
+    mine.bitfield.back() = static_cast<std::uint8_t>(0xff << (8 - spare));
+  }
+  std::vector<std::uint8_t> frame(proto::EncodedSize(mine));
+  if (proto::EncodeHello(mine, frame).ok()) s.control.push_back(std::move(frame));
+  UpdateStats([](PushSenderStats& st) { ++st.subscribers; });
+  log_.Info("push: subscriber " + std::to_string(id) + " (" + s.address + ") joined");
+  Drive(id, s);
+}
+
 // Writes what this subscriber has pending: its current job, then queued
 // control frames. Returns with write interest on when the socket is full.
 void PushSender::Loop::Drive(SubscriberId id, Subscriber& s) {
-  if (!s.fd) return;
-  while (true) {
+  while (s.fd) {
     if (s.job) {
-      const FanoutJob fj = s.job->fanout(file_.get());
-      const std::uint64_t before = s.job->target.progress;
-      backend_->Send(fj, std::span(&s.job->target, 1));
-      if (s.job->target.progress != before) s.last_progress = Clock::now();
-      if (s.job->target.error) {
-        return Drop(id, LeaveKind::kDropped, "send failed: " + s.job->target.error.message());
-      }
-      if (!s.job->target.finished(fj)) return SetWriteInterest(id, s, true);
-      FinishJob(id, s);
+      const auto done = Send({id});
+      if (done.empty()) return;  // blocked (write interest is on) or dropped
       continue;
     }
     if (!s.control.empty()) {
-      Job job;
-      job.header = std::move(s.control.front());
-      job.target.socket_fd = s.fd.get();
-      s.control.erase(s.control.begin());
-      s.job = std::move(job);
+      s.job = Job{nullptr, 0, std::move(s.control.front()), FanoutTarget{s.fd.get(), 0, {}}};
+      s.control.pop_front();
       continue;
     }
     SetWriteInterest(id, s, false);
@@ -298,20 +345,62 @@ void PushSender::Loop::Drive(SubscriberId id, Subscriber& s) {
   }
 }
 
+// Sends for every subscriber in `ids` as much of its job as its socket
+// takes. All of them are at the same frame of the same piece (or `ids` is
+// one subscriber), so one backend call serves them all, and those that
+// take the whole frame go on to the next one together; one that blocks
+// stays behind with write interest on and resumes alone in Drive(). Returns
+// the subscribers whose job is complete.
+std::vector<SubscriberId> PushSender::Loop::Send(std::vector<SubscriberId> ids) {
+  std::vector<SubscriberId> done;
+  while (!ids.empty()) {
+    const FanoutJob fj = subscribers_.at(ids.front()).job->fanout(anchor_->get());
+    std::vector<FanoutTarget> targets;
+    for (SubscriberId id : ids) targets.push_back(subscribers_.at(id).job->target);
+    backend_->Send(fj, targets);
+    const auto now = Clock::now();
+    std::vector<SubscriberId> together;
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const SubscriberId id = ids[i];
+      Subscriber& s = subscribers_.at(id);
+      Job& job = *s.job;
+      if (targets[i].progress != job.target.progress) s.last_progress = now;
+      job.target = targets[i];
+      if (job.target.error) {
+        Drop(id, LeaveKind::kDropped, "send failed: " + job.target.error.message());
+        continue;
+      }
+      if (!job.target.finished(fj)) {
+        SetWriteInterest(id, s, true);
+        continue;
+      }
+      if (job.piece) {
+        UpdateStats([n = fj.length](PushSenderStats& st) { st.payload_bytes += n; });
+        if (job.frame + 1 < job.piece->frames.size()) {
+          ++job.frame;
+          job.target.progress = 0;
+          together.push_back(id);
+          continue;
+        }
+      }
+      FinishJob(id, s);
+      done.push_back(id);
+    }
+    ids = std::move(together);
+  }
+  return done;
+}
+
 void PushSender::Loop::FinishJob(SubscriberId id, Subscriber& s) {
-  if (s.job->is_piece) {
-    scheduler_.OnSent(id, s.job->piece);
-    const std::uint32_t length = s.job->length;
-    UpdateStats([length](PushSenderStats& st) {
-      ++st.pieces_sent;
-      st.payload_bytes += length;
-    });
+  if (s.job->piece) {
+    scheduler_.OnSent(id, s.job->piece->piece);
+    UpdateStats([](PushSenderStats& st) { ++st.pieces_sent; });
   }
   s.job.reset();
 }
 
 // Hands the scheduler every subscriber with nothing pending and sends the
-// batches it returns, one fan-out call per batch.
+// batches it returns, one fan-out call per chunk for all of a batch.
 void PushSender::Loop::ScheduleRound() {
   std::vector<SubscriberId> ready;
   for (auto& [id, s] : subscribers_) {
@@ -321,65 +410,59 @@ void PushSender::Loop::ScheduleRound() {
   for (int budget = 256; budget > 0 && !ready.empty() && HasCredit(); --budget) {
     auto batch = scheduler_.NextBatch(ready);
     if (!batch) return;
-    const proto::PieceHeader ph{batch->piece, 0, proto::PieceSize(source_.geometry, batch->piece)};
-    std::vector<std::uint8_t> header(proto::kPieceHeaderSize);
-    if (!proto::EncodePieceHeader(ph, header, &source_.geometry).ok()) return;
-    const FanoutJob fj{file_.get(),
-                       static_cast<std::uint64_t>(batch->piece) * source_.geometry.piece_length,
-                       ph.length, std::as_bytes(std::span(header.data(), header.size()))};
+    for (SubscriberId id : batch->targets) std::erase(ready, id);
+    auto frames = PieceFrames::Make(*files_, batch->piece);
+    if (!frames) {
+      log_.Error("push: cannot read piece " + std::to_string(batch->piece) + ": " + frames.error());
+      for (SubscriberId id : batch->targets) {
+        Drop(id, LeaveKind::kDropped, "the seed cannot read piece " + std::to_string(batch->piece));
+      }
+      continue;
+    }
     // Start reading the pieces the scan reaches next while this one goes
     // out, so the disk works in parallel with the sockets.
-    ::posix_fadvise(file_.get(), static_cast<off_t>(fj.file_offset + source_.geometry.piece_length),
-                    static_cast<off_t>(kReadAheadPieces) * source_.geometry.piece_length,
-                    POSIX_FADV_WILLNEED);
-    std::vector<FanoutTarget> targets;
-    for (SubscriberId id : batch->targets) targets.push_back({subscribers_[id].fd.get(), 0, {}});
-    backend_->Send(fj, targets);
-    credit_ -= static_cast<double>(ph.length) * static_cast<double>(targets.size());
-    UpdateStats([n = targets.size()](PushSenderStats& st) {
+    const std::uint64_t next = std::uint64_t{batch->piece + 1} * geometry_.piece_length;
+    files_->ReadAhead(next, std::uint64_t{kReadAheadPieces} * geometry_.piece_length);
+    bucket_.Take(static_cast<std::int64_t>((*frames)->payload_bytes * batch->targets.size()));
+    UpdateStats([n = batch->targets.size()](PushSenderStats& st) {
       ++st.fanout_calls;
       st.fanout_targets += n;
     });
-    for (std::size_t i = 0; i < targets.size(); ++i) {
-      const SubscriberId id = batch->targets[i];
-      Subscriber& s = subscribers_[id];
-      std::erase(ready, id);
-      s.job = Job{true, batch->piece, header, fj.file_offset, ph.length, targets[i]};
-      if (targets[i].progress > 0) s.last_progress = Clock::now();
-      if (targets[i].error) {
-        Drop(id, LeaveKind::kDropped, "send failed: " + targets[i].error.message());
-      } else if (targets[i].finished(fj)) {
-        FinishJob(id, s);
-        ready.push_back(id);  // room for another piece this round
-      } else {
-        SetWriteInterest(id, s, true);
-      }
+    for (SubscriberId id : batch->targets) {
+      Subscriber& s = subscribers_.at(id);
+      s.job = Job{*frames, 0, {}, FanoutTarget{s.fd.get(), 0, {}}};
     }
+    if ((*frames)->frames.empty()) {  // all pad bytes: nothing to send
+      for (SubscriberId id : batch->targets) {
+        FinishJob(id, subscribers_.at(id));
+        ready.push_back(id);
+      }
+      continue;
+    }
+    // Those that took the whole piece have room for another this round.
+    for (SubscriberId id : Send(batch->targets)) ready.push_back(id);
   }
 }
 
 // Whether the rate limit lets a new batch start now. If not, the loop
 // wakes up when it will.
 bool PushSender::Loop::HasCredit() {
-  if (options_.max_rate <= 0) return true;
-  const auto now = Clock::now();
-  const double rate = static_cast<double>(options_.max_rate);
-  credit_ = std::min(credit_ + rate * std::chrono::duration<double>(now - credit_at_).count(),
-                     rate / 10);  // at most 100 ms of burst
-  credit_at_ = now;
-  if (credit_ > 0) return true;
-  wait_ms_ = std::clamp(static_cast<int>(-credit_ * 1000 / rate) + 1, 1, 500);
+  if (bucket_.Available(Clock::now()) > 0) return true;
+  wait_ms_ = std::clamp(static_cast<int>(bucket_.Wait().count()), 1, 500);
   return false;
 }
 
-void PushSender::Loop::CheckStalls() {
+void PushSender::Loop::CheckDeadlines() {
   const auto now = Clock::now();
   for (auto& [id, s] : subscribers_) {
-    if (s.fd && s.job && now - s.last_progress > options_.stall_timeout) {
+    if (!s.fd) continue;
+    if (s.job && now - s.last_progress > options_.stall_timeout) {
       // Its socket is full, so a BYE could not get through: just close.
       log_.Info("push: subscriber " + std::to_string(id) + " made no progress for " +
                 std::to_string(options_.stall_timeout.count()) + " ms, dropped");
       Drop(id, LeaveKind::kDropped, "too slow");
+    } else if (!s.subscribed && !s.closing) {
+      if (auto refusal = admission_.CheckHelloDeadline(s.connected, now)) Refuse(id, s, *refusal);
     }
   }
 }
@@ -390,10 +473,10 @@ void PushSender::Loop::Bye(SubscriberId id, Subscriber& s, proto::ByeReason reas
                            std::string text) {
   s.closing = true;
   if (s.job && s.job->target.progress > 0) return;
-  if (s.job && s.job->is_piece) {
-    scheduler_.OnSendFailed(id, s.job->piece);
+  if (s.job && s.job->piece) {
+    scheduler_.OnSendFailed(id, s.job->piece->piece);
   } else if (s.job) {  // a control frame not yet started: keep it first
-    s.control.insert(s.control.begin(), std::move(s.job->header));
+    s.control.push_front(std::move(s.job->control));
   }
   s.job.reset();
   proto::Bye bye{static_cast<std::uint16_t>(reason), std::move(text)};
@@ -401,38 +484,60 @@ void PushSender::Loop::Bye(SubscriberId id, Subscriber& s, proto::ByeReason reas
   if (proto::EncodeBye(bye, frame).ok()) s.control.push_back(std::move(frame));
 }
 
+// Turns a connection away with a BYE that says why.
+void PushSender::Loop::Refuse(SubscriberId id, Subscriber& s, const Refusal& why) {
+  log_.Info("push: connection " + std::to_string(id) + " from " + s.address +
+            " refused: " + why.text);
+  UpdateStats([](PushSenderStats& st) { ++st.refused; });
+  Bye(id, s, why.reason, why.text);
+  Drive(id, s);
+}
+
 void PushSender::Loop::Drop(SubscriberId id, LeaveKind kind, const std::string& why) {
   auto it = subscribers_.find(id);
   if (it == subscribers_.end() || !it->second.fd) return;
   Subscriber& s = it->second;
-  if (s.job && s.job->is_piece) scheduler_.OnSendFailed(id, s.job->piece);
+  if (s.job && s.job->piece) scheduler_.OnSendFailed(id, s.job->piece->piece);
   if (s.subscribed) {
     if (options_.addresses) options_.addresses->Remove(s.address);
     UpdateStats([kind](PushSenderStats& st) {
       --st.subscribers;
       if (kind == LeaveKind::kDropped) ++st.dropped;
     });
+    log_.Info("push: subscriber " + std::to_string(id) + " left: " + why);
+  } else {
+    log_.Debug("push: connection " + std::to_string(id) + " closed: " + why);
   }
+  admission_.OnClose(s.address);
   scheduler_.RemoveSubscriber(id);
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, s.fd.get(), nullptr);
   s.fd.reset();
   s.job.reset();
   s.subscribed = false;
   doomed_.push_back(id);
-  log_.Info("push: subscriber " + std::to_string(id) + " left: " + why);
 }
 
 Result<std::unique_ptr<PushSender>, std::string> PushSender::Start(PushSource source,
                                                                    PushSenderOptions options,
                                                                    proto::Logger log) {
-  if (auto ec = proto::ValidateGeometry(source.geometry)) {
-    return Unexpected("push: bad geometry: " + ec.message());
-  }
+  if (!source.layout) return Unexpected(std::string("push: no content layout"));
   if (source.info_hash.size() != proto::InfoHashSize(source.hash_kind)) {
     return Unexpected(std::string("push: info-hash size does not match its kind"));
   }
-  UniqueFd file(::open(source.path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!file) return Unexpected("push: open " + source.path + ": " + std::strerror(errno));
+  for (const std::string& t : options.tokens) {
+    if (t.size() > proto::kMaxHelloTokenLength) {
+      return Unexpected("push: a token must be at most " +
+                        std::to_string(proto::kMaxHelloTokenLength) + " bytes");
+    }
+  }
+  auto files = std::make_unique<ContentFiles>(source.root, source.layout);
+  // Some file holds data (the last piece has at least one byte); opening
+  // it now shows at once whether the content is there.
+  const auto& layout_files = source.layout->files();
+  std::uint32_t first = 0;
+  while (layout_files[first].pad || layout_files[first].size == 0) ++first;
+  auto anchor = files->Open(first);
+  if (!anchor) return Unexpected("push: " + anchor.error());
   auto backend = MakeFanoutBackend(options.fanout);
   if (!backend) {
     std::string why = backend.error().message();
@@ -447,9 +552,9 @@ Result<std::unique_ptr<PushSender>, std::string> PushSender::Start(PushSource so
 
   std::unique_ptr<PushSender> sender(new PushSender());
   sender->port_ = listener->port;
-  sender->loop_ =
-      std::make_unique<Loop>(std::move(source), std::move(options), std::move(log), std::move(file),
-                             std::move(listener->fd), std::move(*backend));
+  sender->loop_ = std::make_unique<Loop>(std::move(source), std::move(options), std::move(log),
+                                         std::move(listener->fd), std::move(*backend),
+                                         std::move(files), std::move(*anchor));
   std::string error;
   if (!sender->loop_->Init(&error)) return Unexpected(error);
   sender->thread_ = std::thread([loop = sender->loop_.get()] { loop->Run(); });

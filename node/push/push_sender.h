@@ -1,12 +1,19 @@
 // PushSender: the seed's end of the push channel (docs/protocol.md).
 //
 // Listens on a TCP port; LAN peers connect and subscribe with a HELLO that
-// carries their bitfield, then keep it current with HAVE. The sender answers
-// with its own HELLO and pushes PIECE frames in the order PushScheduler
-// picks, writing each through a FanoutBackend: one call for every subscriber
-// ready for the same piece. Sockets are non-blocking under one epoll loop; a
-// subscriber that makes no progress for `stall_timeout` gets BYE (too slow)
-// and is dropped, and never holds up the others.
+// carries their bitfield (and, in private mode, the swarm's token), then
+// keep it current with HAVE. The sender answers with its own HELLO and
+// pushes each piece the PushScheduler picks as PIECE frames of at most one
+// chunk each (proto/content_layout.h), read from the content's files
+// through a FanoutBackend: one call for every subscriber ready for the same
+// chunk. Sockets are non-blocking under one epoll loop, and each subscriber
+// keeps its own place in its frames: one whose socket is full is skipped
+// until it drains, so a slow receiver never holds up the others, and one
+// that makes no progress for `stall_timeout` is dropped.
+//
+// Admission (node/push/admission.h): a HELLO within `hello_timeout`, at
+// most `max_per_address` connections from one address, and the token check
+// of private mode; a refused connection gets a BYE that says why.
 //
 // Threading: Start() spawns one push thread that owns all sender state; the
 // public methods below are safe from any thread. Log lines go to the `log`
@@ -17,6 +24,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -26,16 +34,17 @@
 
 #include "node/push/fanout_backend.h"
 #include "node/push/subscriber_addresses.h"
+#include "proto/content_layout.h"
 #include "proto/log.h"
 #include "proto/push_frame.h"
 #include "proto/result.h"
 
 namespace swarmcast::push {
 
-// What is being pushed: one regular file and its torrent's identity.
+// What is being pushed: the torrent's files and its identity.
 struct PushSource {
-  std::string path;
-  proto::Geometry geometry;
+  std::filesystem::path root;  // the directory the layout's paths are relative to
+  std::shared_ptr<const proto::ContentLayout> layout;
   proto::HashKind hash_kind = proto::HashKind::kSha1;
   std::vector<std::uint8_t> info_hash;
   std::array<std::uint8_t, proto::kPeerIdSize> peer_id{};
@@ -46,7 +55,13 @@ struct PushSenderOptions {
   std::uint16_t port = 0;                // 0: any free port
   FanoutKind fanout = FanoutKind::kAuto;
   std::chrono::milliseconds stall_timeout{15000};
+  // Connections in all and from one address (subscribed or not), and how
+  // long a connection may take to send its HELLO.
   std::size_t max_subscribers = 512;
+  std::size_t max_connections_per_address = 4;
+  std::chrono::milliseconds hello_timeout{10000};
+  // Private mode when not empty: a HELLO must carry one of these.
+  std::vector<std::string> tokens;
   // Payload bytes per second over all subscribers (0: unlimited), paced
   // one piece batch at a time with at most ~100 ms of burst.
   std::int64_t max_rate = 0;
@@ -62,12 +77,13 @@ struct PushSenderStats {
   std::uint64_t fanout_targets = 0;  // sockets in those calls
   std::uint64_t subscribers = 0;     // subscribed right now
   std::uint64_t dropped = 0;         // subscribers dropped (slow or bad)
+  std::uint64_t refused = 0;         // connections turned away before subscribing
 };
 
 class PushSender {
  public:
-  // Opens the file, binds, and starts the push thread. Errors say what
-  // failed (file, backend, bind).
+  // Opens the first file, binds, and starts the push thread. Errors say
+  // what failed (file, backend, bind).
   static Result<std::unique_ptr<PushSender>, std::string> Start(PushSource source,
                                                                 PushSenderOptions options,
                                                                 proto::Logger log);

@@ -6,12 +6,14 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <regex>
+#include <sstream>
 #include <thread>
 
 #include "node/push/tcp.h"
 #include "node/registry_client.h"
 #include "proto/push_frame.h"
-#include "tests/node/swarm_harness.h"
+#include "tests/node/push_swarm_fixture.h"
 
 namespace swarmcast::node::testing {
 namespace {
@@ -21,36 +23,22 @@ using Json = nlohmann::json;
 
 constexpr std::size_t kSize = 8 << 20;
 
-class PushSwarmTest : public LocalSwarmTest {
+class PushSwarmTest : public PushSwarmFixture {
  protected:
   void SetUp() override {
-    LocalSwarmTest::SetUp();
+    PushSwarmFixture::SetUp();
     if (HasFatalFailure()) return;
     payload_ = Dir("seed") / "payload.bin";
     WriteRandomFile(payload_, kSize, 5);
   }
 
   std::unique_ptr<Child> StartSeed(std::vector<std::string> extra = {}) {
-    const bool no_push = std::find(extra.begin(), extra.end(), "--no-push") != extra.end();
-    std::vector<std::string> a = {"seed",    payload_.string(), "--tracker",   url_,    "--name",
-                                  "payload", "--listen",        "127.0.0.2:0", "--json"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    auto seed = Run("seed", a);
-    RegistryClient c(*ParseTrackerUrl(url_), 2s);
-    EXPECT_TRUE(WaitUntil(60s, [&] {
-      auto s = c.GetSwarm("payload");
-      return seed->Running() && s.ok() && (!s->push.empty() || no_push);
-    })) << seed->Stderr();
-    return seed;
+    return PushSwarmFixture::StartSeed(payload_, "payload", std::move(extra));
   }
 
   std::unique_ptr<Child> Get(const std::string& ip, const std::string& out,
                              std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"get",         "payload",         "--tracker", url_,
-                                  "-o",          Dir(out).string(), "--listen",  ip + ":0",
-                                  "--no-linger", "--json"};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return Run("get-" + out, a);
+    return PushSwarmFixture::Get("payload", ip, out, std::move(extra));
   }
 
   // The transfer `swarmcast status --json` lists for `role` (null if none).
@@ -69,7 +57,7 @@ class PushSwarmTest : public LocalSwarmTest {
 };
 
 TEST_F(PushSwarmTest, SeedPushesToFourPeersAndEveryCopyIsIntact) {
-  auto seed = StartSeed({"--push-listen", "127.0.0.2:0", "--fanout", "splice"});
+  auto seed = StartSeed({"--fanout", "splice"});
   // The seed writes its status before it publishes the push endpoint that
   // StartSeed waited for: it is listed at once, with its backend.
   Json seed_status = ListedTransfer("seed");
@@ -87,6 +75,12 @@ TEST_F(PushSwarmTest, SeedPushesToFourPeersAndEveryCopyIsIntact) {
     EXPECT_EQ(j["push"]["hash_failures"], 0) << j.dump();
     EXPECT_NE(j["push"]["endpoint"], nullptr) << j.dump();
     pushed += j["push"]["pieces_pushed"].get<std::int64_t>();
+    // Every payload byte counts, whatever path it came by.
+    EXPECT_EQ(j["downloaded_bytes"], j["downloaded_wire_bytes"].get<std::int64_t>() +
+                                         j["downloaded_push_bytes"].get<std::int64_t>())
+        << j.dump();
+    EXPECT_EQ(j["downloaded_push_bytes"], j["push"]["payload_bytes"]) << j.dump();
+    EXPECT_GE(j["downloaded_bytes"].get<std::int64_t>(), std::int64_t{kSize}) << j.dump();
     EXPECT_TRUE(SameContent(payload_, Dir("peer" + std::to_string(i)) / "payload.bin"));
   }
   EXPECT_GT(pushed, 0) << "no piece came by push";
@@ -103,12 +97,100 @@ TEST_F(PushSwarmTest, SeedPushesToFourPeersAndEveryCopyIsIntact) {
   // the wire gate kept the seed's wire uploads to the few blocks that
   // raced a subscription (0.2-0.9 MiB seen on loopback; before the gate
   // they were about a third of the pushed bytes).
-  EXPECT_LT(sj["uploaded_bytes"].get<std::int64_t>(), std::int64_t{kSize} / 4) << sj.dump();
+  EXPECT_LT(sj["uploaded_wire_bytes"].get<std::int64_t>(), std::int64_t{kSize} / 4) << sj.dump();
+  EXPECT_EQ(sj["uploaded_push_bytes"], sj["push"]["payload_bytes"]) << sj.dump();
+  EXPECT_EQ(sj["uploaded_bytes"], sj["uploaded_wire_bytes"].get<std::int64_t>() +
+                                      sj["uploaded_push_bytes"].get<std::int64_t>())
+      << sj.dump();
+  // A seed's report has no fields of a download: no placeholder values.
+  for (const char* key : {"complete", "download_seconds", "download_rate", "downloaded_bytes",
+                          "pieces_at_start", "failed_bytes", "hash_failures"}) {
+    EXPECT_FALSE(sj.contains(key)) << key << " in " << sj.dump();
+  }
   // The seed counts a piece once it is in the socket; a get that completes
   // (from its peers too) unsubscribes and drops what is still in flight to
   // it, so the gets may count fewer, never more (pinned to one core: 499
   // counted of 508 sent, once in five runs).
   EXPECT_LE(pushed, sj["push"]["pieces_sent"].get<std::int64_t>());
+}
+
+// Bytes per second in a progress line's "down 2.0 MiB/s", and its "(t=5s)".
+struct ProgressLine {
+  double down_rate = 0;
+  double t = 0;
+};
+std::vector<ProgressLine> DownloadingLines(const std::string& stderr_text) {
+  static const std::regex kLine(
+      R"(: downloading .* down ([0-9.]+) (B|KiB|MiB|GiB)/s .*\(t=([0-9]+)s\))");
+  std::vector<ProgressLine> out;
+  std::istringstream in(stderr_text);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, kLine)) continue;
+    const std::string unit = m[2];
+    const double scale = unit == "B"     ? 1
+                         : unit == "KiB" ? 1 << 10
+                         : unit == "MiB" ? 1 << 20
+                                         : 1 << 30;
+    out.push_back({std::stod(m[1]) * scale, std::stod(m[3])});
+  }
+  return out;
+}
+
+// --max-download-rate caps the push channel too (the receiver reads at
+// most that), the rates and counters see every pushed byte, and the
+// progress line keeps its beat while pieces arrive by push.
+TEST_F(PushSwarmTest, MaxDownloadRateCapsPushAndTheCountersSeeEveryByte) {
+  auto seed = StartSeed();
+  constexpr double kRate = 2 << 20;
+  auto get = Get("127.0.0.3", "peer", {"--max-download-rate", "2MiB", "--progress-interval", "1s"});
+  ASSERT_EQ(get->Wait(90s), 0) << get->Stderr();
+  const Json j = get->JsonOut();
+  EXPECT_TRUE(SameContent(payload_, Dir("peer") / "payload.bin"));
+  // The only peer: the seed serves it by push alone (its wire gate).
+  EXPECT_EQ(j["push"]["pieces_pushed"], j["pieces"]) << j.dump();
+  EXPECT_EQ(j["downloaded_push_bytes"], j["push"]["payload_bytes"]) << j.dump();
+  EXPECT_EQ(j["downloaded_bytes"], j["downloaded_wire_bytes"].get<std::int64_t>() +
+                                       j["downloaded_push_bytes"].get<std::int64_t>())
+      << j.dump();
+  EXPECT_GE(j["downloaded_push_bytes"].get<std::int64_t>(), std::int64_t{kSize}) << j.dump();
+  // 8 MiB at 2 MiB/s take about 4 s (a little less: 100 ms of burst);
+  // uncapped, loopback takes a fraction of a second.
+  EXPECT_GE(j["download_seconds"].get<double>(), 0.8 * kSize / kRate) << j.dump();
+  const auto lines = DownloadingLines(get->Stderr());
+  ASSERT_GE(lines.size(), 2u) << get->Stderr();
+  double fastest = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    fastest = std::max(fastest, lines[i].down_rate);
+    // A line a second: none waits on pushed pieces being written.
+    if (i > 0) EXPECT_LE(lines[i].t - lines[i - 1].t, 3) << get->Stderr();
+  }
+  EXPECT_GT(fastest, 0.25 * kRate) << "pushed bytes missing from the rate:\n" << get->Stderr();
+  EXPECT_LT(fastest, 1.5 * kRate) << get->Stderr();
+}
+
+// Memory does not grow with the file: a get holds a fixed budget of pushed
+// data (32 MiB) however much arrives, where it used to queue every piece
+// for libtorrent (a 256 MiB get peaked at 127-141 MiB, 2 GiB at 1.4-1.7 GiB).
+TEST_F(PushSwarmTest, GetMemoryStaysBoundedWhateverTheFileSize) {
+  constexpr std::size_t kLarge = 384 << 20;
+  WriteRandomFile(payload_, kLarge, 6);
+  auto seed = StartSeed();
+  std::vector<std::unique_ptr<Child>> gets;
+  for (int i = 0; i < 2; ++i) {
+    gets.push_back(Get("127.0.0." + std::to_string(3 + i), "peer" + std::to_string(i)));
+  }
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(gets[i]->Wait(180s), 0) << gets[i]->Stderr();
+    const Json j = gets[i]->JsonOut();
+    EXPECT_GT(j["push"]["pieces_pushed"].get<std::int64_t>(), 0) << j.dump();
+    EXPECT_LE(j["push"]["peak_buffered_bytes"].get<std::int64_t>(), 32 << 20) << j.dump();
+    ASSERT_TRUE(gets[i]->peak_rss());
+    const double mib = static_cast<double>(*gets[i]->peak_rss()) / (1 << 20);
+    std::printf("get %d of %zu MiB: peak RSS %.1f MiB\n", i, kLarge >> 20, mib);
+    EXPECT_LT(mib, 128.0);
+    EXPECT_TRUE(SameContent(payload_, Dir("peer" + std::to_string(i)) / "payload.bin"));
+  }
 }
 
 TEST_F(PushSwarmTest, NoPushMeansNoSubscription) {
@@ -188,7 +270,7 @@ TEST_F(PushSwarmTest, BadPushFramesDropTheChannelAndTheDownloadStillCompletes) {
     for (int b = 0; b < 4; ++b) s[at + b] = static_cast<char>(v >> (24 - 8 * b));
   };
   put(bad_index, 0, 14 + 16);
-  bad_index[4] = 1;
+  bad_index[4] = proto::kPushProtocolVersion;
   bad_index[5] = 3;
   put(bad_index, 6, g.piece_count);
   put(bad_index, 14, 16);

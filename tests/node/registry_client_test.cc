@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 
 namespace swarmcast::node {
 namespace {
@@ -29,8 +31,44 @@ TEST(TrackerUrl, ParsesHostPortAndBase) {
   EXPECT_EQ(u->ToString(), "http://[::1]:6969");
 }
 
+TEST(TrackerUrl, HttpsKeepsItsSchemeInEveryUrlMadeFromIt) {
+  auto u = ParseTrackerUrl("https://tracker.lan/sc/");
+  ASSERT_TRUE(u) << u.error();
+  EXPECT_TRUE(u->https);
+  EXPECT_EQ(u->port, "443");
+  EXPECT_EQ(u->ToString(), "https://tracker.lan:443/sc");
+  EXPECT_EQ(u->AnnounceUrl(), "https://tracker.lan:443/sc/announce");
+
+  u = ParseTrackerUrl("https://[::1]:6969");
+  ASSERT_TRUE(u) << u.error();
+  EXPECT_EQ(u->host, "::1");
+  EXPECT_EQ(u->AnnounceUrl(), "https://[::1]:6969/announce");
+  EXPECT_FALSE(ParseTrackerUrl("http://127.0.0.1:6969")->https);
+}
+
+TEST(RegistryClient, HttpsWithoutATlsContextIsRefusedNotSentInClear) {
+  RegistryClient client(*ParseTrackerUrl("https://127.0.0.1:1"), std::chrono::seconds(2));
+  auto r = client.GetSwarm("disk.img");
+  ASSERT_FALSE(r);
+  EXPECT_NE(ToString(r.error()).find("no TLS context"), std::string::npos) << ToString(r.error());
+}
+
+TEST(ClientTls, CaFileMustExistAndHoldACertificate) {
+  auto missing = MakeClientTlsContext("/nonexistent/ca.pem");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().find("--ca-file /nonexistent/ca.pem"), std::string::npos);
+  const std::string text = ::testing::TempDir() + "ca-not-pem.txt";
+  std::ofstream(text) << "not a certificate\n";
+  auto not_pem = MakeClientTlsContext(text);
+  std::remove(text.c_str());
+  ASSERT_FALSE(not_pem);
+  EXPECT_NE(not_pem.error().find("no CA certificate"), std::string::npos) << not_pem.error();
+  EXPECT_TRUE(MakeClientTlsContext(""));  // the system's CAs
+}
+
 TEST(TrackerUrl, RefusesOtherSchemesAndBadPorts) {
-  EXPECT_FALSE(ParseTrackerUrl("https://x:1"));
+  EXPECT_FALSE(ParseTrackerUrl("ftp://x:1"));
+  EXPECT_FALSE(ParseTrackerUrl("httpss://x:1"));
   EXPECT_FALSE(ParseTrackerUrl("udp://x:1"));
   EXPECT_FALSE(ParseTrackerUrl("127.0.0.1:6969"));
   EXPECT_FALSE(ParseTrackerUrl("http://:6969"));

@@ -22,6 +22,7 @@ TEST(RegistryRetryTest, RetriesWhatABusyTrackerDoesAndNotRefusals) {
   EXPECT_FALSE(Retryable({.kind = Kind::kDenied, .http_status = 403}, true));
   EXPECT_FALSE(Retryable({.kind = Kind::kRejected, .http_status = 400}, true));
   EXPECT_FALSE(Retryable({.kind = Kind::kConflict, .http_status = 409}, true));
+  EXPECT_FALSE(Retryable({.kind = Kind::kTlsRefused}, true)) << "an untrusted certificate stays so";
   EXPECT_FALSE(Retryable({.kind = Kind::kNotFound, .http_status = 404}, false));
   EXPECT_TRUE(Retryable({.kind = Kind::kNotFound, .http_status = 404}, true)) << "--wait";
 }

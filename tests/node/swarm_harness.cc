@@ -1,8 +1,10 @@
 #include "tests/node/swarm_harness.h"
 
 #include <fcntl.h>
+#include <openssl/sha.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <thread>
 
 #include "node/registry_client.h"
+#include "proto/hex.h"
 
 extern char** environ;
 
@@ -62,9 +65,11 @@ std::optional<int> Child::Wait(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!status_) {
     int st = 0;
-    const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+    rusage usage{};
+    const pid_t r = ::wait4(pid_, &st, WNOHANG, &usage);
     if (r == pid_) {
       status_ = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+      peak_rss_ = std::int64_t{usage.ru_maxrss} * 1024;  // Linux gives KiB
       break;
     }
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
@@ -133,6 +138,13 @@ std::string ReadAll(const fs::path& p) {
   return s.str();
 }
 
+std::string Sha256Of(const fs::path& p) {
+  const std::string bytes = ReadAll(p);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  return proto::ToHex(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
+}
+
 bool SameContent(const fs::path& a, const fs::path& b) {
   std::error_code ec;
   if (!fs::is_regular_file(a, ec) || !fs::is_regular_file(b, ec)) return false;
@@ -148,7 +160,8 @@ std::string ReadToken(const fs::path& token_file) {
   return text.substr(0, text.find('\n'));
 }
 
-RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra) {
+RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra,
+                            ClientTlsContext tls) {
   RunningTracker t;
   std::vector<std::string> argv = {
       TrackerBin(), "--listen",   "127.0.0.1:0", "--db",      (dir / "tracker.db").string(),
@@ -168,11 +181,15 @@ RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra)
     return true;
   });
   if (!listening || t.port <= 0) return {};
-  RegistryClient client(*ParseTrackerUrl("http://127.0.0.1:" + std::to_string(t.port)),
-                        std::chrono::seconds(2));
+  const std::string scheme = tls ? "https" : "http";
+  RegistryClient client(*ParseTrackerUrl(scheme + "://127.0.0.1:" + std::to_string(t.port)),
+                        std::chrono::seconds(2), {}, tls);
+  // Up once it answers, or (a test of refused certificates) once its
+  // TLS handshake got as far as presenting one.
   const bool up = WaitUntil(std::chrono::seconds(20), [&] {
     auto r = client.GetSwarm("probe");
-    return r || r.error().kind != RegistryError::Kind::kUnreachable;
+    return r || r.error().kind != RegistryError::Kind::kUnreachable ||
+           r.error().message.find("certificate refused") != std::string::npos;
   });
   if (!up) return {};
   return t;

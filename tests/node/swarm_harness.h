@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "node/tls_client.h"
 #include "tests/common/wait_until.h"
 
 namespace swarmcast::node::testing {
@@ -41,10 +42,13 @@ class Child {
   std::string Stderr() const;
   // Stdout's last line parsed as JSON (empty object if none).
   nlohmann::json JsonOut() const;
+  // Once it has exited (Wait): its peak resident set, in bytes.
+  std::optional<std::int64_t> peak_rss() const { return peak_rss_; }
 
  private:
   pid_t pid_ = -1;
   std::optional<int> status_;
+  std::optional<std::int64_t> peak_rss_;
   fs::path out_, err_;
 };
 
@@ -62,16 +66,21 @@ class TempDir {
 // Writes `size` pseudo-random bytes (deterministic per seed).
 void WriteRandomFile(const fs::path& path, std::size_t size, unsigned seed);
 bool SameContent(const fs::path& a, const fs::path& b);
+// The SHA-256 of a file's bytes, in hex.
+std::string Sha256Of(const fs::path& p);
 std::string ReadAll(const fs::path& p);
 
 // swarmcast-tracker on 127.0.0.1 at a port the kernel picks (no window in
-// which another process can take it), with its database in `dir`; returns
-// once the registry answers, or a null child.
+// which another process can take it), with its database in `dir` and
+// `extra` arguments; returns once the registry answers (over https with
+// `tls`, for a tracker given --tls-cert; there a certificate the client
+// refuses counts as an answer), or a null child.
 struct RunningTracker {
   std::unique_ptr<Child> child;
   int port = 0;
 };
-RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra = {});
+RunningTracker StartTracker(const fs::path& dir, std::vector<std::string> extra = {},
+                            ClientTlsContext tls = nullptr);
 // The first line of a token file (the tracker's made token).
 std::string ReadToken(const fs::path& token_file);
 

@@ -250,6 +250,11 @@ TEST(PushFrameRoundTrip, EveryMessage) {
   Hello all = MakeHello(HashKind::kSha256, {16, kMaxPieceLength, 16ull << 31});
   std::fill(all.bitfield.begin(), all.bitfield.end(), 0xFF);
   ExpectRoundTrip(all, std::nullopt);
+  Hello with_token = MakeHello();
+  with_token.token = "the swarm's token";
+  ExpectRoundTrip(with_token);
+  with_token.token = std::string(kMaxHelloTokenLength, '\xff');  // any bytes
+  ExpectRoundTrip(with_token, std::nullopt);
 
   ExpectRoundTrip(Have{0});
   ExpectRoundTrip(Have{9});
@@ -300,8 +305,11 @@ TEST(PushFrameEncode, BufferSizeBoundaries) {
   }
   Bytes small(kPieceHeaderSize - 1);
   EXPECT_EQ(EncodePieceHeader({0, 0, 1}, small).error(), PushFrameErrc::kBufferTooSmall);
-  EXPECT_EQ(EncodedSize(MakeHello()), 4 + 2 + 1 + 20 + 20 + 16 + 2u);
-  EXPECT_EQ(EncodedSize(MakeHello(HashKind::kSha256)), 4 + 2 + 1 + 32 + 20 + 16 + 2u);
+  EXPECT_EQ(EncodedSize(MakeHello()), 4 + 2 + 1 + 20 + 20 + 16 + 1 + 2u);
+  EXPECT_EQ(EncodedSize(MakeHello(HashKind::kSha256)), 4 + 2 + 1 + 32 + 20 + 16 + 1 + 2u);
+  Hello with_token = MakeHello();
+  with_token.token = "s3cret";
+  EXPECT_EQ(EncodedSize(with_token), EncodedSize(MakeHello()) + 6);
   EXPECT_EQ(EncodedSize(Have{}), 10u);
   EXPECT_EQ(EncodedSize(Piece{1, 0, payload}), 118u);
   EXPECT_EQ(EncodedSize(Bye{2, "bye"}), 11u);
@@ -337,6 +345,9 @@ TEST(PushFrameEncode, ChecksHello) {
     h.bitfield[1] |= 1 << bit;
     EXPECT_EQ(EncodeError(h), PushFrameErrc::kSpareBitsSet) << bit;
   }
+  h = MakeHello();
+  h.token = std::string(kMaxHelloTokenLength + 1, 't');
+  EXPECT_EQ(EncodeError(h), PushFrameErrc::kTokenTooLong);
 }
 
 TEST(PushFrameEncode, ChecksHaveAndPiece) {
@@ -392,7 +403,8 @@ TEST(PushFrameDecode, FrameLengthBoundaries) {
   EXPECT_EQ(ErrorOf(FeedPrefix(Raw{}.U32(0).b)), PushFrameErrc::kFrameTooShort);
   EXPECT_EQ(ErrorOf(FeedPrefix(Raw{}.U32(1).U8(1).b)), PushFrameErrc::kFrameTooShort);
   // 2: a header alone; HAVE needs 4 more bytes.
-  EXPECT_EQ(DecodeError(Raw{}.U32(2).U8(1).U8(2).b), PushFrameErrc::kLengthMismatch);
+  EXPECT_EQ(DecodeError(Raw{}.U32(2).U8(kPushProtocolVersion).U8(2).b),
+            PushFrameErrc::kLengthMismatch);
 
   // max and max + 1, with the length field alone in the buffer.
   const Bytes have = Encode(Have{3});
@@ -402,12 +414,12 @@ TEST(PushFrameDecode, FrameLengthBoundaries) {
   limits.max_frame_length -= 1;
   EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(have, 4), kGeo, limits)), PushFrameErrc::kFrameTooLong);
 
-  // The default limit: a whole 16 MiB piece fits, one byte more does not.
+  // The default limit: one whole chunk fits, one byte more does not.
   EXPECT_TRUE(std::holds_alternative<NeedMore>(FeedPrefix(Raw{}.U32(kDefaultMaxFrameLength).b)));
   EXPECT_EQ(ErrorOf(FeedPrefix(Raw{}.U32(kDefaultMaxFrameLength + 1).b)),
             PushFrameErrc::kFrameTooLong);
   EXPECT_EQ(ErrorOf(FeedPrefix(Raw{}.U32(0xFFFFFFFF).b)), PushFrameErrc::kFrameTooLong);
-  EXPECT_EQ(kDefaultMaxFrameLength, (16u << 20) + 14);
+  EXPECT_EQ(kDefaultMaxFrameLength, (1u << 20) + 14);
 
   // Fewer than 4 bytes: nothing to say yet.
   EXPECT_TRUE(std::holds_alternative<NeedMore>(FeedPrefix(Raw{}.U8(0xFF).U8(0xFF).U8(0xFF).b)));
@@ -415,7 +427,7 @@ TEST(PushFrameDecode, FrameLengthBoundaries) {
 }
 
 TEST(PushFrameDecode, VersionAndTypeCheckedAtSixBytes) {
-  for (std::uint8_t version : {0, 2, 255}) {
+  for (std::uint8_t version : {0, 1, 3, 255}) {
     const Bytes f = Frame(2, Raw{}.U32(1).b, version);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 6))), PushFrameErrc::kBadVersion);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 5))), std::error_code{});
@@ -426,13 +438,15 @@ TEST(PushFrameDecode, VersionAndTypeCheckedAtSixBytes) {
     EXPECT_EQ(DecodeError(f), PushFrameErrc::kUnknownType);
   }
   // Within the limit but huge: the type is still judged before the body.
-  EXPECT_EQ(ErrorOf(FeedPrefix(Raw{}.U32(1000000).U8(1).U8(9).b)), PushFrameErrc::kUnknownType);
+  EXPECT_EQ(ErrorOf(FeedPrefix(Raw{}.U32(1000000).U8(kPushProtocolVersion).U8(9).b)),
+            PushFrameErrc::kUnknownType);
 }
 
 // ---- Decoder: HELLO --------------------------------------------------------
 
 // A HELLO frame from raw field values, consistent or not.
-Bytes HelloFrame(std::uint8_t kind, std::size_t hash_size, Geometry g, const Bytes& bitfield) {
+Bytes HelloFrame(std::uint8_t kind, std::size_t hash_size, Geometry g, const Bytes& bitfield,
+                 const Bytes& token = {}) {
   return Frame(1, Raw{}
                       .U8(kind)
                       .Fill(hash_size, 0x11)
@@ -440,6 +454,8 @@ Bytes HelloFrame(std::uint8_t kind, std::size_t hash_size, Geometry g, const Byt
                       .U32(g.piece_count)
                       .U32(g.piece_length)
                       .U64(g.total_size)
+                      .U8(static_cast<std::uint8_t>(token.size()))
+                      .Append(token)
                       .Append(bitfield)
                       .b);
 }
@@ -475,6 +491,17 @@ TEST(PushFrameDecode, HelloErrors) {
 
   // Bitfield length: ceil(piece_count / 8) exactly.
   EXPECT_EQ(DecodeError(HelloFrame(1, 20, kGeo, {0x80})), PushFrameErrc::kBadBitfieldLength);
+  // The token's length byte must account for the bytes between it and the
+  // bitfield.
+  const Bytes token = FromString("tok");
+  EXPECT_EQ(DecodeError(HelloFrame(1, 20, kGeo, Raw{}.Append(token).Append(bits).b)),
+            PushFrameErrc::kBadBitfieldLength);
+  Bytes lying = HelloFrame(1, 20, kGeo, bits, token);
+  EXPECT_EQ(std::get<Hello>(Decode(lying).messages.at(0)).token, "tok");
+  lying[4 + 2 + 1 + 20 + 20 + 16] = 4;  // one more than the token holds
+  EXPECT_EQ(DecodeError(lying), PushFrameErrc::kBadBitfieldLength);
+  lying[4 + 2 + 1 + 20 + 20 + 16] = 2;
+  EXPECT_EQ(DecodeError(lying), PushFrameErrc::kBadBitfieldLength);
   EXPECT_EQ(DecodeError(HelloFrame(1, 20, kGeo, {0x80, 0, 0})), PushFrameErrc::kBadBitfieldLength);
   EXPECT_EQ(DecodeError(HelloFrame(1, 20, {17, 16384, 270000}, bits), std::nullopt),
             PushFrameErrc::kBadBitfieldLength);
@@ -498,12 +525,12 @@ TEST(PushFrameDecode, HelloErrors) {
 
 TEST(PushFrameDecode, HelloCheckedBeforeItsBitfieldArrives) {
   // 8 million pieces: a 1 MB bitfield. The geometry is wrong, and that is
-  // known from the first 63 bytes.
+  // known from the first 64 bytes (up to the token's length).
   Hello big = MakeHello(HashKind::kSha1, {8000000, 16384, 8000000ull * 16384});
   const Bytes wire = Encode(big);
-  EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(wire, 63))), PushFrameErrc::kGeometryMismatch);
-  EXPECT_TRUE(std::holds_alternative<NeedMore>(FeedPrefix(Prefix(wire, 62))));
-  EXPECT_TRUE(std::holds_alternative<NeedMore>(FeedPrefix(Prefix(wire, 63), std::nullopt)));
+  EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(wire, 64))), PushFrameErrc::kGeometryMismatch);
+  EXPECT_TRUE(std::holds_alternative<NeedMore>(FeedPrefix(Prefix(wire, 63))));
+  EXPECT_TRUE(std::holds_alternative<NeedMore>(FeedPrefix(Prefix(wire, 64), std::nullopt)));
   EXPECT_EQ(Decode(wire, std::nullopt).messages.size(), 1u);
 }
 
@@ -560,11 +587,13 @@ TEST(PushFrameDecode, LastPieceIsShorter) {
 
 TEST(PushFrameDecode, PieceHeaderCheckedBeforePayload) {
   // 16 MiB announced for a 16 KiB piece: refused once the 18 header bytes
-  // are in, before any payload is buffered.
-  const Bytes header = Raw{}.U32(14 + (16u << 20)).U8(1).U8(3).U32(0).U32(0).U32(16u << 20).b;
+  // are in, before any payload is buffered (the limit would allow it).
+  const Bytes header =
+      Raw{}.U32(14 + (16u << 20)).U8(kPushProtocolVersion).U8(3).U32(0).U32(0).U32(16u << 20).b;
   ASSERT_EQ(header.size(), kPieceHeaderSize);
-  EXPECT_EQ(ErrorOf(FeedPrefix(header)), PushFrameErrc::kRangeOutsidePiece);
-  EXPECT_TRUE(std::holds_alternative<NeedMore>(FeedPrefix(Prefix(header, 17))));
+  const FrameLimits wide{(16u << 20) + 14};
+  EXPECT_EQ(ErrorOf(FeedPrefix(header, kGeo, wide)), PushFrameErrc::kRangeOutsidePiece);
+  EXPECT_TRUE(std::holds_alternative<NeedMore>(FeedPrefix(Prefix(header, 17), kGeo, wide)));
   EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(PieceFrame(10, 0, 5, 5), 18))),
             PushFrameErrc::kIndexOutOfRange);
   EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(PieceFrame(0, 0, 6, 5), 18))),
@@ -775,7 +804,9 @@ TEST(PushFrameDecode, LargePieceInSmallChunks) {
   Bytes stream = Raw{}.Append(Encode(Have{1}, &g)).Append(frame).Append(frame).b;
 
   const auto start = std::chrono::steady_clock::now();
-  PushFrameDecoder d({}, g);
+  // Senders cut pieces into 1 MiB chunks, but a decoder configured for
+  // larger frames must still handle them in linear time.
+  PushFrameDecoder d({kPiece + 14}, g);
   std::size_t pieces = 0;
   for (std::size_t at = 0; at < stream.size();) {
     // Fixed-size reads that straddle frames, so the buffer must compact.
@@ -884,6 +915,7 @@ TEST(PushFrameDocs, HexDumpsMatchTheEncoder) {
   v1.info_hash = Hex("85b7d848026a375dd8fdf5033b06720cbc077be1");
   v1.peer_id = peer_id;
   v1.geometry = kGeo;
+  v1.token = "lab-token";
   v1.bitfield = {0xE0, 0x40};  // pieces 0, 1, 2 and 9
   Hello v2;
   v2.hash_kind = HashKind::kSha256;

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <random>
 #include <set>
@@ -20,6 +21,7 @@
 #include "node/push/push_sender.h"
 #include "node/push/tcp.h"
 #include "tests/common/wait_until.h"
+#include "tests/push/push_channel_fixture.h"
 
 namespace swarmcast::push {
 namespace {
@@ -28,96 +30,6 @@ using namespace std::chrono_literals;
 using swarmcast::testing::DrainUntilClosed;
 using swarmcast::testing::WaitReadable;
 using swarmcast::testing::WaitUntil;
-
-constexpr std::uint32_t kPieceLength = 64 << 10;
-constexpr std::uint64_t kFileSize = 40 * kPieceLength + 1234;  // short last piece
-
-// Collects what one receiver got, and how its channel ended.
-struct Sink {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::multiset<std::uint32_t> pieces;
-  std::vector<std::string> data_of;
-  bool ended = false;
-  std::string end_reason;
-  bool corrupt = false;
-
-  bool WaitFor(std::function<bool()> pred, std::chrono::milliseconds limit) {
-    std::unique_lock lock(mu);
-    return cv.wait_for(lock, limit, pred);
-  }
-};
-
-class PushChannelTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { ::signal(SIGPIPE, SIG_IGN); }
-
-  void SetUp() override { MakeFile(kFileSize); }
-
-  // (Re)writes the shared file with `size` random bytes.
-  void MakeFile(std::uint64_t size) {
-    path_ = "/tmp/swarmcast-push-" + std::to_string(::getpid()) + ".bin";
-    content_.resize(size);
-    std::mt19937 rng(7);
-    for (auto& c : content_) c = static_cast<char>(rng());
-    FILE* f = std::fopen(path_.c_str(), "wb");
-    ASSERT_NE(f, nullptr);
-    ASSERT_EQ(std::fwrite(content_.data(), 1, content_.size(), f), content_.size());
-    std::fclose(f);
-    source_.path = path_;
-    source_.geometry = {static_cast<std::uint32_t>((size + kPieceLength - 1) / kPieceLength),
-                        kPieceLength, size};
-    source_.info_hash.assign(20, 0xab);
-  }
-  void TearDown() override { std::remove(path_.c_str()); }
-
-  PushIdentity Identity() const {
-    PushIdentity id;
-    id.info_hash = source_.info_hash;
-    id.geometry = source_.geometry;
-    return id;
-  }
-
-  std::unique_ptr<PushReceiver> Receive(std::uint16_t port, Sink& sink, std::vector<bool> have = {},
-                                        PushIdentity identity = {}, std::string from = {}) {
-    if (identity.info_hash.empty()) identity = Identity();
-    if (have.empty()) have.assign(source_.geometry.piece_count, false);
-    PushReceiverOptions o;
-    o.endpoint = "127.0.0.1:" + std::to_string(port);
-    o.source_address = std::move(from);
-    auto r = PushReceiver::Start(
-        o, identity, have,
-        [this, &sink](std::uint32_t piece, std::vector<char> data) {
-          std::lock_guard lock(sink.mu);
-          const auto want = content_.substr(std::size_t{piece} * kPieceLength, data.size());
-          if (std::string(data.begin(), data.end()) != want) sink.corrupt = true;
-          sink.pieces.insert(piece);
-          sink.cv.notify_all();
-        },
-        [&sink](const std::string& why) {
-          std::lock_guard lock(sink.mu);
-          sink.ended = true;
-          sink.end_reason = why;
-          sink.cv.notify_all();
-        });
-    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error());
-    return r.ok() ? std::move(*r) : nullptr;
-  }
-
-  std::unique_ptr<PushSender> StartSender(FanoutKind kind, std::chrono::milliseconds stall = 10s,
-                                          PushSenderOptions o = {}) {
-    o.bind_address = "127.0.0.1";
-    o.fanout = kind;
-    o.stall_timeout = stall;
-    auto s = PushSender::Start(source_, o, proto::Logger());
-    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error());
-    return s.ok() ? std::move(*s) : nullptr;
-  }
-
-  std::string path_;
-  std::string content_;
-  PushSource source_;
-};
 
 class PushChannelBackendTest : public PushChannelTest,
                                public ::testing::WithParamInterface<FanoutKind> {};
@@ -220,17 +132,10 @@ class FakeSeed {
   std::thread thread_;
 };
 
-std::string Encode(const proto::Message& m) {
-  std::vector<std::uint8_t> out(proto::EncodedSize(m));
-  auto n = proto::EncodeMessage(m, out);
-  EXPECT_TRUE(n.ok());
-  return std::string(out.begin(), out.end());
-}
-
 TEST_F(PushChannelTest, ReceiverDropsChannelOnBadFrames) {
   proto::Hello hello;
   hello.info_hash = source_.info_hash;
-  hello.geometry = source_.geometry;
+  hello.geometry = geometry();
   hello.bitfield.assign(proto::BitfieldSize(41), 0xff);
   hello.bitfield.back() = 0x80;
   const std::string good_hello = Encode(hello);
@@ -248,7 +153,7 @@ TEST_F(PushChannelTest, ReceiverDropsChannelOnBadFrames) {
       h[at + 3] = static_cast<char>(v);
     };
     put(0, 14 + length);
-    h[4] = 1;
+    h[4] = proto::kPushProtocolVersion;
     h[5] = 3;
     put(6, index);
     put(10, offset);
@@ -280,7 +185,7 @@ TEST_F(PushChannelTest, StalledSubscriberIsDroppedAndOthersFinish) {
   // Larger than loopback's socket buffers (4 MiB at most), so the stalled
   // subscriber cannot swallow it all into kernel buffers.
   MakeFile(160 * kPieceLength);
-  const std::uint32_t pieces = source_.geometry.piece_count;
+  const std::uint32_t pieces = geometry().piece_count;
   auto sender = StartSender(FanoutKind::kSplice, 500ms);
   ASSERT_TRUE(sender);
   // A subscriber that says HELLO and then never reads.
@@ -290,7 +195,7 @@ TEST_F(PushChannelTest, StalledSubscriberIsDroppedAndOthersFinish) {
   ::setsockopt(stuck->get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
   proto::Hello hello;
   hello.info_hash = source_.info_hash;
-  hello.geometry = source_.geometry;
+  hello.geometry = geometry();
   hello.bitfield.assign(proto::BitfieldSize(pieces), 0);
   const std::string h = Encode(hello);
   ASSERT_EQ(::send(stuck->get(), h.data(), h.size(), 0), static_cast<ssize_t>(h.size()));

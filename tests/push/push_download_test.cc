@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 
@@ -53,8 +54,10 @@ class PushDownloadTest : public ::testing::Test {
   void SetUp() override {
     path_ = "/tmp/swarmcast-pushdl-" + std::to_string(::getpid());
     std::ofstream(path_) << std::string(8 * kPiece, 'z');
-    source_.path = path_;
-    source_.geometry = {8, kPiece, 8 * kPiece};
+    const std::filesystem::path p(path_);
+    source_.root = p.parent_path();
+    source_.layout = std::make_shared<const proto::ContentLayout>(
+        *proto::ContentLayout::SingleFile({8, kPiece, 8 * kPiece}, p.filename().string()));
     source_.info_hash.assign(20, 0x42);
     PushSenderOptions o;
     o.bind_address = "127.0.0.1";
@@ -69,12 +72,14 @@ class PushDownloadTest : public ::testing::Test {
     std::remove(path_.c_str());
   }
 
-  void StartDownload() {
+  // budget 0: the least, two pieces.
+  void StartDownload(std::uint64_t budget = kDefaultPushBudget) {
     PushReceiverOptions o;
+    o.budget = budget;
     o.endpoint = "127.0.0.1:" + std::to_string(sender_->port());
     PushIdentity id;
     id.info_hash = source_.info_hash;
-    id.geometry = source_.geometry;
+    id.layout = source_.layout;
     PushDownload::Hooks hooks;
     hooks.post = [this](std::function<void()> f) { control_.Post(std::move(f)); };
     hooks.add_piece = [this](std::uint32_t piece, std::vector<char> data) {
@@ -126,6 +131,31 @@ TEST_F(PushDownloadTest, FailuresOfPiecesFromPeersDoNotCount) {
   for (int i = 0; i < 5; ++i) download_->OnHashFailed(3);
   EXPECT_TRUE(download_->active());
   EXPECT_EQ(download_->hash_failures(), 0);
+}
+
+// A pushed piece keeps its room in the receiver's budget until libtorrent
+// has judged it (written and checked, or failed), however it ends; with
+// room for two pieces, the receiver takes no third before that.
+TEST_F(PushDownloadTest, PiecesHoldTheirRoomUntilLibtorrentJudgesThem) {
+  StartDownload(0);
+  ASSERT_TRUE(control_.RunUntil([&] { return added_.size() == 2; }, 10s));
+  ASSERT_TRUE(
+      control_.RunUntil([&] { return download_->receiver_stats().held_bytes == 2 * kPiece; }, 10s));
+  EXPECT_EQ(download_->receiver_stats().budget, 2 * kPiece);
+  // The seed sent more, but the receiver stopped reading: its socket holds
+  // them. Each verdict makes room for one more piece.
+  download_->OnPieceVerified(added_[0]);
+  ASSERT_TRUE(control_.RunUntil([&] { return added_.size() == 3; }, 10s));
+  download_->OnHashFailed(added_[1]);
+  ASSERT_TRUE(control_.RunUntil([&] { return added_.size() == 4; }, 10s));
+  // A verdict that never comes (a lost alert) is given up on in the end.
+  download_->OnTick(0, std::chrono::steady_clock::now() + kHandOverTimeout);
+  ASSERT_TRUE(control_.RunUntil([&] { return added_.size() == 6; }, 10s));
+  download_->OnPieceVerified(added_[4]);
+  download_->OnPieceVerified(added_[5]);
+  ASSERT_TRUE(control_.RunUntil([&] { return added_.size() == 8; }, 10s));
+  EXPECT_LE(download_->peak_held_bytes(), 2 * kPiece);
+  EXPECT_EQ(download_->payload_bytes(), 8u * kPiece) << "the seed sends every piece once";
 }
 
 }  // namespace

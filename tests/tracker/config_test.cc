@@ -36,9 +36,10 @@ TEST(CommandLine, HelpExplainsEveryOption) {
   auto cl = Parse({"--help"});
   ASSERT_TRUE(cl.ok());
   EXPECT_TRUE(cl->exit_now);
-  for (const char* opt : {"--listen", "--db", "--interval", "--announce-token", "--admin-token",
-                          "--max-peers", "--batch-ms", "--db-refresh", "--trust-ip-param",
-                          "--open-registry", "--generated-token-file"}) {
+  for (const char* opt :
+       {"--listen", "--db", "--interval", "--announce-token", "--admin-token", "--max-peers",
+        "--batch-ms", "--db-refresh", "--trust-ip-param", "--open-registry",
+        "--generated-token-file", "--tls-cert", "--tls-key", "--tls-handshake-timeout-ms"}) {
     EXPECT_NE(cl->text.find(opt), std::string::npos) << opt;
   }
 }
@@ -53,6 +54,9 @@ TEST(CommandLine, RefusesBadValues) {
            {"--interval", "10", "--db-refresh", "30"},
            {"--no-such-option"},
            {"--batch-ms", "x"},
+           {"--tls-cert", "c.pem"},
+           {"--tls-key", "k.pem"},
+           {"--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-handshake-timeout-ms", "5"},
        }) {
     EXPECT_FALSE(Parse(args).ok()) << args[0];
   }
@@ -173,6 +177,16 @@ TEST(CommandLine, VersionIsTheProjectVersion) {
   ASSERT_TRUE(cl.ok());
   EXPECT_TRUE(cl->exit_now);
   EXPECT_EQ(cl->text, "swarmcast-tracker " SWARMCAST_VERSION "\n");
+}
+
+TEST(CommandLine, TlsFilesAndHandshakeDeadlineReachTheConfig) {
+  auto cl =
+      Parse({"--tls-cert", "c.pem", "--tls-key", "k.pem", "--tls-handshake-timeout-ms", "750"});
+  ASSERT_TRUE(cl.ok()) << cl.error();
+  EXPECT_EQ(cl->config.tls_cert, "c.pem");
+  EXPECT_EQ(cl->config.tls_key, "k.pem");
+  EXPECT_EQ(cl->config.http.tls_handshake_timeout, std::chrono::milliseconds(750));
+  EXPECT_TRUE(Parse({}).value().config.tls_cert.empty());
 }
 
 TEST(TokenSet, MatchesOnlyExactTokens) {

@@ -119,6 +119,17 @@ bool TrackerProcess::Start(const std::vector<std::string>& args, const std::stri
   static const std::regex kAddr(R"re("addresses":\["(\[[^\]]+\]|[0-9.]+):([0-9]+)")re");
   if (!std::regex_search(line, m, kAddr)) {
     error_ = "tracker did not start: " + line;
+    // A refusal to start ends the process by itself: keep its exit code.
+    const auto exit_deadline = Clock::now() + std::chrono::seconds(10);
+    while (Clock::now() < exit_deadline) {
+      int st = 0;
+      if (waitpid(pid_, &st, WNOHANG) == pid_) {
+        exit_code_ = WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
+        pid_ = -1;
+        break;
+      }
+      poll(nullptr, 0, 20);
+    }
     Crash();
     return false;
   }
@@ -152,10 +163,11 @@ void TrackerProcess::Stop() {
 }
 
 void TrackerProcess::Crash() {
-  if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
-  pid_ = -1;
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
   if (out_fd_ >= 0) close(out_fd_);
   out_fd_ = -1;
 }
@@ -176,15 +188,24 @@ HttpResult RawHttp(const std::string& host, std::uint16_t port, const std::strin
     ssize_t n = recv(fd, buf, sizeof buf, 0);
     if (n <= 0) break;
     in.append(buf, static_cast<std::size_t>(n));
-    std::size_t hdr_end = in.find("\r\n\r\n");
-    if (hdr_end != std::string::npos && need == std::string::npos && !read_to_close) {
-      std::smatch m;
-      std::string head = in.substr(0, hdr_end);
-      static const std::regex kLen(R"((?:^|\r\n)[Cc]ontent-[Ll]ength: *([0-9]+))");
-      if (std::regex_search(head, m, kLen)) need = hdr_end + 4 + std::stoul(m[1].str());
-    }
+    if (!read_to_close) need = ResponseSize(in);
   }
   close(fd);
+  return ParseHttpResponse(in);
+}
+
+std::size_t ResponseSize(const std::string& in) {
+  const std::size_t hdr_end = in.find("\r\n\r\n");
+  if (hdr_end == std::string::npos) return std::string::npos;
+  std::smatch m;
+  const std::string head = in.substr(0, hdr_end);
+  static const std::regex kLen(R"((?:^|\r\n)[Cc]ontent-[Ll]ength: *([0-9]+))");
+  if (!std::regex_search(head, m, kLen)) return std::string::npos;
+  return hdr_end + 4 + std::stoul(m[1].str());
+}
+
+HttpResult ParseHttpResponse(const std::string& in) {
+  HttpResult r;
   std::smatch m;
   static const std::regex kStatus(R"(^HTTP/1\.[01] ([0-9]{3}))");
   if (!std::regex_search(in, m, kStatus)) return r;

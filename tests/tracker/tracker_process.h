@@ -21,7 +21,8 @@ class TrackerProcess {
   ~TrackerProcess();  // kills the process and removes the directory
 
   // Starts the binary with --listen 127.0.0.1:0 --db DIR/tracker.db --json
-  // plus `args`; returns false (with `error()`) if it did not come up.
+  // plus `args`; returns false (with `error()`, and `exit_code()` when the
+  // process exited by itself) if it did not come up.
   bool Start(const std::vector<std::string>& args = {}, const std::string& listen = "127.0.0.1:0");
   // Before Start: the child's RLIMIT_NOFILE (soft and hard), set between
   // fork and exec; 0 keeps the test's own.
@@ -46,11 +47,13 @@ class TrackerProcess {
   const std::string& host() const { return host_; }
   const std::string& dir() const { return dir_; }
   const std::string& error() const { return error_; }
+  int exit_code() const { return exit_code_; }  // -1: not known
 
  private:
   std::string dir_, host_, error_;
   std::uint16_t port_ = 0;
   pid_t pid_ = -1;
+  int exit_code_ = -1;
   int out_fd_ = -1;
   std::uint64_t nofile_limit_ = 0;
   bool capture_stderr_ = true;  // DIR/stderr.log, so test output stays readable
@@ -72,6 +75,12 @@ HttpResult RawHttp(const std::string& host, std::uint16_t port, const std::strin
                    std::chrono::milliseconds timeout = std::chrono::milliseconds(3000),
                    bool read_to_close = false, const std::string& source = "");
 HttpResult HttpGet(const std::string& host, std::uint16_t port, const std::string& target);
+// The response at the start of `in` (bytes as received); status 0 when
+// there is none.
+HttpResult ParseHttpResponse(const std::string& in);
+// How many bytes the response at the start of `in` takes, once its header
+// with a Content-Length is in; npos before that (or without one).
+std::size_t ResponseSize(const std::string& in);
 HttpResult HttpGetFrom(const std::string& source, const std::string& host, std::uint16_t port,
                        const std::string& target);
 

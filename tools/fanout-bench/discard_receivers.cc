@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <filesystem>
+
 #include "node/push/tcp.h"
 
 namespace swarmcast::bench {
@@ -66,6 +68,26 @@ std::vector<double> RunDiscardReceivers(std::uint16_t port, int n,
     }
   }
   return done_at;
+}
+
+push::PushSource SingleFileSource(const std::string& path, std::uint64_t size, std::uint32_t piece,
+                                  std::uint8_t hash_byte) {
+  const proto::Geometry g{static_cast<std::uint32_t>((size + piece - 1) / piece), piece, size};
+  const std::filesystem::path p = std::filesystem::absolute(path);
+  push::PushSource source;
+  source.root = p.parent_path();
+  source.layout = std::make_shared<const proto::ContentLayout>(
+      *proto::ContentLayout::SingleFile(g, p.filename().string()));
+  source.info_hash.assign(20, hash_byte);
+  return source;
+}
+
+std::uint64_t PushedBytes(const push::PushSource& source, std::size_t hello_bytes) {
+  std::uint64_t frames = 0;
+  for (std::uint32_t p = 0; p < source.layout->geometry().piece_count; ++p) {
+    frames += source.layout->ChunksOf(p).size();
+  }
+  return hello_bytes + frames * proto::kPieceHeaderSize + source.layout->geometry().total_size;
 }
 
 }  // namespace swarmcast::bench

@@ -81,6 +81,8 @@ std::uint64_t ReadBytesOf(pid_t pid) {
   options.bind_address = "127.0.0.1";
   options.port = port;
   options.fanout = push::FanoutKind::kSplice;
+  // Every receiver of the benchmark connects from 127.0.0.1.
+  options.max_connections_per_address = options.max_subscribers;
   auto sender = push::PushSender::Start(source, options, proto::Logger());
   if (!sender) {
     std::cerr << "disk-order-bench: " << sender.error() << "\n";
@@ -139,15 +141,11 @@ int main(int argc, char** argv) {
     }
   }
   const std::uint64_t size = size_mib << 20;
-  push::PushSource source;
-  source.path = path;
-  const std::uint32_t piece = piece_kib << 10;
-  source.geometry = {static_cast<std::uint32_t>((size + piece - 1) / piece), piece, size};
-  source.info_hash.assign(20, 0xd1);
+  const push::PushSource source = bench::SingleFileSource(path, size, piece_kib << 10, 0xd1);
   proto::Hello hello;
   hello.info_hash = source.info_hash;
-  hello.geometry = source.geometry;
-  hello.bitfield.assign(proto::BitfieldSize(source.geometry.piece_count), 0);
+  hello.geometry = source.layout->geometry();
+  hello.bitfield.assign(proto::BitfieldSize(hello.geometry.piece_count), 0);
   std::vector<std::uint8_t> hello_bytes(proto::EncodedSize(hello));
   (void)proto::EncodeHello(hello, hello_bytes);
   const std::string hello_frame(hello_bytes.begin(), hello_bytes.end());
@@ -179,9 +177,7 @@ int main(int argc, char** argv) {
     if (mode == "push") std::this_thread::sleep_for(std::chrono::milliseconds(200));
     const bool push_mode = mode == "push";
     const std::uint64_t expected =
-        push_mode ? hello_frame.size() +
-                        std::uint64_t{source.geometry.piece_count} * proto::kPieceHeaderSize + size
-                  : size;
+        push_mode ? bench::PushedBytes(source, hello_frame.size()) : size;
     const auto done =
         bench::RunDiscardReceivers(listener->port, receivers, std::chrono::milliseconds(join_ms),
                                    push_mode ? hello_frame : std::string(), expected);

@@ -100,18 +100,12 @@ int main(int argc, char** argv) {
   while (in.read(sink.data(), sink.size()) || in.gcount() > 0) {
   }
 
-  push::PushSource source;
-  source.path = file;
-  const std::uint32_t piece = piece_kib << 10;
-  source.geometry = {static_cast<std::uint32_t>((size + piece - 1) / piece), piece, size};
-  source.info_hash.assign(20, 0x5c);
+  const push::PushSource source = bench::SingleFileSource(file, size, piece_kib << 10, 0x5c);
   proto::Hello hello;
   hello.info_hash = source.info_hash;
-  hello.geometry = source.geometry;
-  hello.bitfield.assign(proto::BitfieldSize(source.geometry.piece_count), 0);
-  const std::uint64_t expected =
-      Encode(hello).size() + std::uint64_t{source.geometry.piece_count} * proto::kPieceHeaderSize +
-      size;
+  hello.geometry = source.layout->geometry();
+  hello.bitfield.assign(proto::BitfieldSize(hello.geometry.piece_count), 0);
+  const std::uint64_t expected = bench::PushedBytes(source, Encode(hello).size());
 
   auto split = [](const std::string& s) {
     std::vector<std::string> out;
@@ -133,6 +127,8 @@ int main(int argc, char** argv) {
         push::PushSenderOptions options;
         options.bind_address = "127.0.0.1";
         options.fanout = *kind;
+        // Every receiver of the benchmark connects from 127.0.0.1.
+        options.max_connections_per_address = options.max_subscribers;
         auto sender = push::PushSender::Start(source, options, proto::Logger());
         if (!sender) {
           std::cerr << "fanout-bench: " << sender.error() << "\n";

@@ -311,13 +311,13 @@ class Swarmcast(System):
 
     def seed_upload_bytes(self):
         # `swarmcast seed --json` prints its report when it is stopped (after
-        # the "published" event line): wire uploads plus pushed payload.
+        # the "published" event line): uploaded_bytes counts the wire and the
+        # push channel (uploaded_wire_bytes + uploaded_push_bytes).
         for _, tag, text in reversed(self.seed.snapshot()):
             if tag == "out" and text.startswith("{"):
                 try:
                     report = json.loads(text)
-                    push = report.get("push") or {}
-                    return int(report["uploaded_bytes"]) + int(push.get("payload_bytes", 0))
+                    return int(report["uploaded_bytes"])
                 except (ValueError, KeyError, TypeError):
                     continue
         return None

@@ -1,9 +1,9 @@
-#include "tracker/token_check.h"
+#include "proto/token_set.h"
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
-namespace swarmcast::tracker {
+namespace swarmcast::proto {
 namespace {
 
 std::array<unsigned char, 32> Digest(std::string_view s) {
@@ -27,4 +27,4 @@ std::optional<std::size_t> TokenSet::Find(std::string_view candidate) const {
   return found;
 }
 
-}  // namespace swarmcast::tracker
+}  // namespace swarmcast::proto
