@@ -163,16 +163,16 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
     return refuse(400, "invalid name: use " + std::string(proto::kSwarmNameRule));
   }
   std::string push;
-  for (std::string_view q = query; !q.empty();) {
-    std::size_t amp = q.find('&');
-    std::string_view pair = q.substr(0, amp);
-    q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
-    if (pair.substr(0, 5) != "push=") continue;
-    std::string decoded;
-    if (!PercentDecode(pair.substr(5), 128, decoded) || (push = NormalisePush(decoded)).empty()) {
-      return refuse(400, "invalid push endpoint: want IP:PORT");
-    }
-  }
+  bool push_ok = true;
+  const bool query_ok = ForEachParam(
+      query, QueryLimits{}.max_params, [&](std::string_view key, std::string_view raw) {
+        if (key != "push") return true;
+        auto decoded = PercentDecode(raw, 128);
+        push_ok = decoded && !(push = NormalisePush(*decoded)).empty();
+        return push_ok;
+      });
+  if (!push_ok) return refuse(400, "invalid push endpoint: want IP:PORT");
+  if (!query_ok) return refuse(400, "too many query parameters");
   auto meta = proto::CheckMetainfo(body, config_.limits);
   if (!meta) return refuse(400, "invalid torrent: " + meta.error());
 
