@@ -14,6 +14,18 @@ bool ParseNonNegative(std::string_view s, std::int64_t& out) {
   return ec == std::errc() && p == s.data() + s.size() && out >= 0;
 }
 
+// Percent-decodes one parameter's value into `field`, or sets `error`.
+bool DecodeInto(std::string_view raw, std::size_t max_length, const char* what, std::string& field,
+                std::string& error) {
+  auto decoded = PercentDecode(raw, max_length);
+  if (!decoded) {
+    error = what;
+    return false;
+  }
+  field = std::move(*decoded);
+  return true;
+}
+
 bool DecodeHash(std::string_view raw, std::size_t max_len, std::array<std::uint8_t, 20>& out) {
   auto decoded = PercentDecode(raw, max_len);
   if (!decoded) return false;
@@ -179,34 +191,20 @@ Result<AnnounceRequest, std::string> ParseAnnounceQuery(std::string_view query,
           return true;
         }
         if (name == "ip") {
-          if (!once(512, name)) return false;
-          auto ip = PercentDecode(raw, 64);
-          if (!ip) {
-            error = "invalid ip";
-            return false;
-          }
-          req.ip = std::move(*ip);
-          return true;
+          return once(512, name) && DecodeInto(raw, 64, "invalid ip", req.ip, error);
         }
         if (name == "token") {
-          if (!once(1024, name)) return false;
-          auto token = PercentDecode(raw, limits.max_value_length);
-          if (!token) {
-            error = "invalid token";
-            return false;
-          }
-          req.token = std::move(*token);
-          return true;
+          return once(1024, name) &&
+                 DecodeInto(raw, limits.max_value_length, "invalid token", req.token, error);
         }
         if (name == "key") {
-          if (!once(2048, name)) return false;
-          auto key = PercentDecode(raw, limits.max_value_length);
-          if (!key) {
-            error = "invalid key";
+          std::string key;
+          if (!once(2048, name) ||
+              !DecodeInto(raw, limits.max_value_length, "invalid key", key, error)) {
             return false;
           }
-          req.has_key = !key->empty();
-          req.key = KeyValue(*key);
+          req.has_key = !key.empty();
+          req.key = KeyValue(key);
           return true;
         }
         // Other parameters (corrupt, supportcrypto, trackerid, ...) carry
@@ -245,12 +243,8 @@ Result<ScrapeRequest, std::string> ParseScrapeQuery(std::string_view query,
                              }
                              req.info_hashes.push_back(h);
                            } else if (name == "token") {
-                             auto token = PercentDecode(raw, limits.max_value_length);
-                             if (!token) {
-                               error = "invalid token";
-                               return false;
-                             }
-                             req.token = std::move(*token);
+                             return DecodeInto(raw, limits.max_value_length, "invalid token",
+                                               req.token, error);
                            }
                            return true;
                          });
