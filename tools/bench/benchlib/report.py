@@ -108,6 +108,28 @@ class Results:
             lines.append(f"| {cell_label(size, rate)} | {n} | {lim} | " + " | ".join(cols) + " |")
         return "\n".join(lines) + "\n"
 
+    def cpu_table(self):
+        """Median CPU seconds (seed + receivers, user + system, whole life)
+        per GiB delivered (file size x N), per cell and system, ok runs only."""
+        systems = self.systems()
+        lines = ["| file, rate | N | " + " | ".join(systems) + " |",
+                 "|---|---|" + "---|" * len(systems)]
+        for cell in self.cells():
+            size, rate, n = cell
+            cols = []
+            for s in systems:
+                per = []
+                for r in self.rows:
+                    if ((r["size_bytes"], r["rate"], r["n"]) != cell or r["system"] != s or
+                            r["status"] != "ok" or r["seed_cpu_s"] == "" or
+                            r["receivers_cpu_s"] == ""):
+                        continue
+                    cpu = float(r["seed_cpu_s"]) + float(r["receivers_cpu_s"])
+                    per.append(cpu / (size * n / (1 << 30)))
+                cols.append(f"{statistics.median(per):.1f}" if per else "")
+            lines.append(f"| {cell_label(size, rate)} | {n} | " + " | ".join(cols) + " |")
+        return "\n".join(lines) + "\n"
+
     def failures(self):
         return [r for r in self.rows if r["status"] != "ok"]
 
