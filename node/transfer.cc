@@ -377,6 +377,7 @@ class Transfer {
     PieceFeed feed;
     feed.pieces = report_.pieces_total;
     feed.piece_length = report_.piece_length;
+    feed.save_path = save_path_;
     const lt::torrent_status st = h_.status(lt::torrent_handle::query_pieces);
     feed.have.assign(static_cast<std::size_t>(feed.pieces), false);
     for (int i = 0; i < st.pieces.size() && i < feed.pieces; ++i) {

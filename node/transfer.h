@@ -58,6 +58,10 @@ struct PieceFeed {
   std::int64_t pieces = 0;
   std::int64_t piece_length = 0;
   std::vector<bool> have;  // verified when the initial check ended
+  // Where the download's files are while it runs (the staging area; the
+  // layout's paths are relative to it). Open files stay valid after the
+  // move into place.
+  std::filesystem::path save_path;
   // Hands one whole piece to libtorrent, which hash-checks and writes it
   // like a piece from a peer (a bad one counts as a hash failure). Safe to
   // call from any thread until TransferHooks::on_stop has returned; a wrong
