@@ -223,8 +223,14 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
     if (state.group) state.group->OnHashFailed(piece);
   };
   t.hooks.on_tick = [&state](std::int64_t wire_payload_bytes) {
-    if (state.download) state.download->OnTick(wire_payload_bytes);
-    if (state.group) state.group->OnTick(wire_payload_bytes);
+    // Every channel is charged what came by every other path, so that
+    // --max-download-rate caps them all together.
+    const std::uint64_t peers = state.group ? state.group->peer_payload_bytes() : 0;
+    const std::uint64_t seed = state.download ? state.download->payload_bytes() : 0;
+    if (state.download) {
+      state.download->OnTick(wire_payload_bytes + static_cast<std::int64_t>(peers));
+    }
+    if (state.group) state.group->OnTick(wire_payload_bytes, seed);
   };
   t.hooks.on_stop = [&state] {
     if (state.download) state.download->Stop("transfer ending");
@@ -232,7 +238,7 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
   };
   t.pushed_bytes = [&state]() -> std::int64_t {
     std::uint64_t n = state.download ? state.download->payload_bytes() : 0;
-    if (state.group) n += state.group->stats().peer_payload_bytes;
+    if (state.group) n += state.group->peer_payload_bytes();
     return static_cast<std::int64_t>(n);
   };
 }

@@ -86,10 +86,21 @@ void ForwardGroup::OnHashFailed(std::uint32_t piece) {
   }
 }
 
-void ForwardGroup::OnTick(std::int64_t wire_payload_bytes) {
+void ForwardGroup::OnTick(std::int64_t wire_payload_bytes, std::uint64_t seed_payload_bytes) {
+  const std::uint64_t peers = peer_payload_bytes();
   for (auto& [endpoint, d] : peers_) {
-    if (d) d->OnTick(wire_payload_bytes);
+    if (!d) continue;
+    const std::uint64_t others = seed_payload_bytes + peers - d->payload_bytes();
+    d->OnTick(wire_payload_bytes + static_cast<std::int64_t>(others));
   }
+}
+
+std::uint64_t ForwardGroup::peer_payload_bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& [endpoint, d] : peers_) {
+    if (d) n += d->payload_bytes();
+  }
+  return n;
 }
 
 void ForwardGroup::StartForwarder(std::uint32_t first_piece) {

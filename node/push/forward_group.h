@@ -86,7 +86,13 @@ class ForwardGroup {
   // `piece` verified; `from_seed`: the seed channel's copy was the one.
   void OnPieceVerified(std::uint32_t piece, bool from_seed);
   void OnHashFailed(std::uint32_t piece);
-  void OnTick(std::int64_t wire_payload_bytes);
+  // Every progress tick. Each forwarder channel is charged, against its
+  // rate limit, what came by every other path (the wire, the seed's
+  // channel: `seed_payload_bytes`, the other forwarders), so that
+  // --max-download-rate caps all of them together, a tick late at most.
+  void OnTick(std::int64_t wire_payload_bytes, std::uint64_t seed_payload_bytes);
+  // Chunk payload from all forwarders so far.
+  std::uint64_t peer_payload_bytes() const;
   // Ends every channel and the forwarder (the transfer is ending).
   void Stop();
 

@@ -427,12 +427,12 @@ TEST(PushFrameDecode, FrameLengthBoundaries) {
 }
 
 TEST(PushFrameDecode, VersionAndTypeCheckedAtSixBytes) {
-  for (std::uint8_t version : {0, 1, 3, 255}) {
+  for (std::uint8_t version : {0, 1, 2, 4, 255}) {
     const Bytes f = Frame(2, Raw{}.U32(1).b, version);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 6))), PushFrameErrc::kBadVersion);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 5))), std::error_code{});
   }
-  for (std::uint8_t type : {0, 5, 255}) {
+  for (std::uint8_t type : {0, 7, 255}) {
     const Bytes f = Frame(type, Raw{}.U32(1).b);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 6))), PushFrameErrc::kUnknownType) << int{type};
     EXPECT_EQ(DecodeError(f), PushFrameErrc::kUnknownType);

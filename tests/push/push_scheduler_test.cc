@@ -167,9 +167,6 @@ TEST(PushScheduler, EveryPieceReachesEverySubscriberExactlyOnce) {
   }
 }
 
-}  // namespace
-}  // namespace swarmcast::push
-
 // A forwarder's scheduler pushes only what its source holds, each piece at
 // once to every ready subscriber lacking it (no cover pass).
 TEST(PushSchedulerForwarder, PushesOnlyHeldPiecesToAllWhoLackThem) {
@@ -255,3 +252,6 @@ TEST(PushSchedulerBacklog, CoverPassFavoursTheSubscribersThatForward) {
   EXPECT_EQ(s.backlog(3), 0u);
   EXPECT_EQ(s.backlog(2), 0u);
 }
+
+}  // namespace
+}  // namespace swarmcast::push
