@@ -161,7 +161,7 @@ class Transfer {
       // libtorrent's network thread: only wake the control thread.
       if (!drain_posted_.exchange(true)) asio::post(ioc_, [this] { DrainAlerts(); });
     });
-    if (!IsGet() && o_.served_by_push) {
+    if (o_.served_by_push) {
       // Extensions must be in place before the torrent is added.
       ses_->add_extension(MakeWireGate(o_.served_by_push));
       // Allowed-fast pieces could be requested even while choked.

@@ -130,9 +130,10 @@ struct TransferOptions {
   // True when a SIGINT/SIGTERM came before this transfer handled signals
   // itself (node/cli/early_signals.h): it then stops at once. May be empty.
   std::function<bool()> signalled_before_start;
-  // Seed: peers at addresses for which this returns true get their pieces
-  // through the push channel, and the seed does not serve them over the
-  // BitTorrent wire (node/wire_gate.h). Called on libtorrent's network
+  // Peers at addresses for which this returns true get their pieces
+  // through the push channel, and this node does not serve them over the
+  // BitTorrent wire (node/wire_gate.h): a seed's subscribers, a
+  // forwarding get's. Called on libtorrent's network
   // thread; must be thread-safe.
   std::function<bool(std::string_view ip)> served_by_push;
   // Payload bytes moved so far outside libtorrent, by the push channel:

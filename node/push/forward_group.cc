@@ -116,6 +116,7 @@ void ForwardGroup::StartForwarder(std::uint32_t first_piece) {
   o.bind_address = options_.bind_address;
   o.fanout = options_.fanout;
   o.forwarder = true;
+  o.addresses = options_.addresses;
   o.anchor_file = chunks.front().file;
   if (!options_.token.empty()) o.tokens = {options_.token};
   auto sender = PushSender::Start(std::move(source), std::move(o), hooks_.log);

@@ -50,6 +50,9 @@ struct ForwardGroupOptions {
   // Each forwarder channel's receive budget (bytes held at once).
   std::uint64_t peer_budget = 8u << 20;
   std::int64_t max_rate = 0;  // per forwarder channel
+  // Holds the address of every subscriber of this node's forwarder (for
+  // the get's wire gate). May be null.
+  std::shared_ptr<SubscriberAddresses> addresses;
 };
 
 struct ForwardGroupStats {

@@ -131,7 +131,9 @@ bool PushScheduler::IsComplete(SubscriberId id) const {
 std::optional<PushBatch> PushScheduler::NextBatch(std::span<const SubscriberId> ready) {
   if (piece_count_ == 0) return std::nullopt;
   if (options_.cover_first && uncovered_ > 0) {
+    cover_waiting_ = false;
     if (auto batch = CoverNextPiece(ready)) return batch;
+    if (cover_waiting_) return std::nullopt;
   }
   return FanOutNextPiece(ready);
 }
@@ -159,6 +161,16 @@ std::optional<PushBatch> PushScheduler::CoverNextPiece(std::span<const Subscribe
       }
     }
     if (!best) return std::nullopt;
+    if (options_.assign_by_backlog && options_.backlog_slack_pieces > 0) {
+      std::uint64_t least = best->backlog;
+      for (const auto& [id, o] : subscribers_) least = std::min(least, o.backlog);
+      const std::uint64_t slack =
+          std::uint64_t{options_.backlog_slack_pieces} * (subscribers_.size() - 1);
+      if (best->backlog > least + slack) {
+        cover_waiting_ = true;
+        return std::nullopt;
+      }
+    }
     SetInFlight(*best, p, true);
     assigned_[p] = best_id;
     for (const auto& [other, o] : subscribers_) {

@@ -50,6 +50,13 @@ struct PushSchedulerOptions {
   // what it forwards (Mutualcast's redistribution queues). Off: the one
   // holding the fewest pieces.
   bool assign_by_backlog = false;
+  // With assign_by_backlog: the cover pass waits (gives no batch at all)
+  // rather than feed a ready subscriber whose backlog exceeds the
+  // smallest backlog of all subscribers by more than this many pieces
+  // times the other subscribers (0: never waits). So a subscriber that is
+  // ready only because its downlink is idle does not pile up pieces its
+  // uplink cannot forward while better forwarders are busy receiving.
+  std::uint32_t backlog_slack_pieces = 0;
 };
 
 class PushScheduler {
@@ -88,6 +95,10 @@ class PushScheduler {
   std::uint32_t copies(PieceIndex piece) const { return copies_[piece]; }
   // Pieces without any copy in the swarm (as far as the seed knows).
   std::uint32_t uncovered_pieces() const { return uncovered_; }
+  // Changes PushSchedulerOptions::backlog_slack_pieces (a seed waits for
+  // forwarders only while it has some).
+  void SetBacklogSlack(std::uint32_t pieces) { options_.backlog_slack_pieces = pieces; }
+
   // Copies of the pieces the cover pass gave `id` that other subscribers
   // still lack (0 for an unknown id).
   std::uint64_t backlog(SubscriberId id) const;
@@ -124,6 +135,7 @@ class PushScheduler {
   void ChangeBacklog(PieceIndex p, bool up);
   std::uint32_t uncovered_;
   PieceIndex cursor_ = 0;
+  bool cover_waiting_ = false;  // the last cover pass held back (backlog_slack_pieces)
   std::unordered_map<SubscriberId, Subscriber> subscribers_;
 };
 

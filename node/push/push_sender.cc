@@ -26,6 +26,15 @@ namespace swarmcast::push {
 
 using Clock = std::chrono::steady_clock;
 
+// About 1 MiB of pieces (at least 1) times the other subscribers beyond
+// the shortest queue: about 84 ms of a 100 Mbit/s uplink per copy, enough
+// to keep it busy, little enough that the seed does not pile pieces onto
+// one forwarder while the others keep up (4 MiB left one forwarder of
+// eight with 2.6x the upload of another, the transfer waiting on it).
+static std::uint32_t BacklogSlack(const proto::Geometry& g) {
+  return std::max<std::uint32_t>(1, (1u << 20) / g.piece_length);
+}
+
 // All sender state; touched only by the push thread, except `stats_`
 // (under stats_mutex_) and `stop_` (an eventfd, written by ~PushSender).
 class PushSender::Loop {
@@ -228,6 +237,9 @@ void PushSender::Loop::HandOutPeers() {
     s.control.push_back(std::move(frame));
   }
   UpdateStats([n = all.size()](PushSenderStats& st) { st.forwarders = n; });
+  // Wait for forwarders to drain their queues only while there are some:
+  // subscribers that do not forward drain theirs only through the wire.
+  scheduler_.SetBacklogSlack(all.empty() ? 0 : BacklogSlack(geometry_));
 }
 
 void PushSender::Loop::Run() {

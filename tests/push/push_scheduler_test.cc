@@ -253,5 +253,27 @@ TEST(PushSchedulerBacklog, CoverPassFavoursTheSubscribersThatForward) {
   EXPECT_EQ(s.backlog(2), 0u);
 }
 
+// With a backlog slack the cover pass waits rather than pile pieces onto
+// a ready subscriber whose queue is far behind the shortest one.
+TEST(PushSchedulerBacklog, CoverPassWaitsForAForwarderThatKeepsUp) {
+  PushScheduler s(16, {.assign_by_backlog = true, .backlog_slack_pieces = 1});
+  for (SubscriberId id : {1u, 2u, 3u}) s.AddSubscriber(id, None(16));
+  // Only subscriber 1 is ever ready: it gets pieces until its backlog is
+  // more than 1 piece x 2 others beyond the others' (0).
+  auto b = s.NextBatch(std::vector<SubscriberId>{1});
+  ASSERT_TRUE(b);
+  s.OnSent(1, b->piece);
+  EXPECT_EQ(s.backlog(1), 2u);
+  b = s.NextBatch(std::vector<SubscriberId>{1});
+  ASSERT_TRUE(b);  // 2 <= 0 + 2: still fed
+  s.OnSent(1, b->piece);
+  EXPECT_EQ(s.backlog(1), 4u);
+  EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{1}));  // waits: 4 > 2
+  // Its group takes one of its pieces: fed again.
+  s.OnHave(2, b->piece);
+  s.OnHave(3, b->piece);
+  EXPECT_TRUE(s.NextBatch(std::vector<SubscriberId>{1}));
+}
+
 }  // namespace
 }  // namespace swarmcast::push
