@@ -95,9 +95,12 @@ class PushScheduler {
   std::uint32_t copies(PieceIndex piece) const { return copies_[piece]; }
   // Pieces without any copy in the swarm (as far as the seed knows).
   std::uint32_t uncovered_pieces() const { return uncovered_; }
-  // Changes PushSchedulerOptions::backlog_slack_pieces (a seed waits for
-  // forwarders only while it has some).
-  void SetBacklogSlack(std::uint32_t pieces) { options_.backlog_slack_pieces = pieces; }
+  // Changes assign_by_backlog and backlog_slack_pieces (a seed uses them
+  // only while it has forwarders).
+  void SetBacklogPolicy(bool assign_by_backlog, std::uint32_t slack_pieces) {
+    options_.assign_by_backlog = assign_by_backlog;
+    options_.backlog_slack_pieces = slack_pieces;
+  }
 
   // Copies of the pieces the cover pass gave `id` that other subscribers
   // still lack (0 for an unknown id).

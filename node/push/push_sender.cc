@@ -52,8 +52,7 @@ class PushSender::Loop {
         anchor_(std::move(anchor)),
         scheduler_(geometry_.piece_count,
                    PushSchedulerOptions{.source_complete = !options_.forwarder,
-                                        .cover_first = !options_.forwarder,
-                                        .assign_by_backlog = !options_.forwarder}),
+                                        .cover_first = !options_.forwarder}),
         admission_(AdmissionPolicy{options_.max_subscribers, options_.max_connections_per_address,
                                    options_.hello_timeout, proto::TokenSet(options_.tokens)}),
         bucket_(options_.max_rate) {}
@@ -237,9 +236,9 @@ void PushSender::Loop::HandOutPeers() {
     s.control.push_back(std::move(frame));
   }
   UpdateStats([n = all.size()](PushSenderStats& st) { st.forwarders = n; });
-  // Wait for forwarders to drain their queues only while there are some:
-  // subscribers that do not forward drain theirs only through the wire.
-  scheduler_.SetBacklogSlack(all.empty() ? 0 : BacklogSlack(geometry_));
+  // Assign by backlog, and wait for forwarders to drain their queues, only
+  // while there are some: without, the seed schedules as it always did.
+  scheduler_.SetBacklogPolicy(!all.empty(), all.empty() ? 0 : BacklogSlack(geometry_));
 }
 
 void PushSender::Loop::Run() {

@@ -40,7 +40,8 @@ TEST_F(PushForwardTest, PiecesArriveForwardedByPeersAndEveryCopyIsIntact) {
   auto seed = StartSeed();
   std::vector<std::unique_ptr<Child>> gets;
   for (int i = 0; i < 3; ++i) {
-    gets.push_back(Get("payload", "127.0.0." + std::to_string(3 + i), "peer" + std::to_string(i)));
+    gets.push_back(Get("payload", "127.0.0." + std::to_string(3 + i), "peer" + std::to_string(i),
+                       {"--forward"}));
   }
   std::int64_t from_peers = 0, forwarded = 0, from_seed = 0;
   for (int i = 0; i < 3; ++i) {
@@ -76,7 +77,8 @@ TEST_F(PushForwardTest, AForwarderKilledMidwayLeavesEveryOtherCopyIntact) {
   auto seed = StartSeed();
   std::vector<std::unique_ptr<Child>> gets;
   for (int i = 0; i < 3; ++i) {
-    gets.push_back(Get("payload", "127.0.0." + std::to_string(3 + i), "peer" + std::to_string(i)));
+    gets.push_back(Get("payload", "127.0.0." + std::to_string(3 + i), "peer" + std::to_string(i),
+                       {"--forward"}));
   }
   // Get 0 forwards once its first pushed piece verified; kill it as soon
   // as another get has subscribed to a forwarder, mid-transfer (a copy
@@ -99,10 +101,10 @@ TEST_F(PushForwardTest, AForwarderKilledMidwayLeavesEveryOtherCopyIntact) {
   ASSERT_EQ(seed->Wait(20s), 0) << seed->Stderr();
 }
 
-TEST_F(PushForwardTest, NoForwardSubscribesToTheSeedOnly) {
+TEST_F(PushForwardTest, WithoutForwardGetsSubscribeToTheSeedOnly) {
   auto seed = StartSeed();
-  auto a = Get("payload", "127.0.0.3", "a", {"--no-forward"});
-  auto b = Get("payload", "127.0.0.4", "b", {"--no-forward"});
+  auto a = Get("payload", "127.0.0.3", "a");
+  auto b = Get("payload", "127.0.0.4", "b");
   for (auto* g : {a.get(), b.get()}) {
     ASSERT_EQ(g->Wait(120s), 0) << g->Stderr();
     const Json j = g->JsonOut();
