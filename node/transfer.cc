@@ -161,7 +161,7 @@ class Transfer {
       // libtorrent's network thread: only wake the control thread.
       if (!drain_posted_.exchange(true)) asio::post(ioc_, [this] { DrainAlerts(); });
     });
-    if (!IsGet() && o_.served_by_push) {
+    if (o_.served_by_push) {
       // Extensions must be in place before the torrent is added.
       ses_->add_extension(MakeWireGate(o_.served_by_push));
       // Allowed-fast pieces could be requested even while choked.
@@ -377,6 +377,7 @@ class Transfer {
     PieceFeed feed;
     feed.pieces = report_.pieces_total;
     feed.piece_length = report_.piece_length;
+    feed.save_path = save_path_;
     const lt::torrent_status st = h_.status(lt::torrent_handle::query_pieces);
     feed.have.assign(static_cast<std::size_t>(feed.pieces), false);
     for (int i = 0; i < st.pieces.size() && i < feed.pieces; ++i) {

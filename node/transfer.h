@@ -58,6 +58,10 @@ struct PieceFeed {
   std::int64_t pieces = 0;
   std::int64_t piece_length = 0;
   std::vector<bool> have;  // verified when the initial check ended
+  // Where the download's files are while it runs (the staging area; the
+  // layout's paths are relative to it). Open files stay valid after the
+  // move into place.
+  std::filesystem::path save_path;
   // Hands one whole piece to libtorrent, which hash-checks and writes it
   // like a piece from a peer (a bad one counts as a hash failure). Safe to
   // call from any thread until TransferHooks::on_stop has returned; a wrong
@@ -126,9 +130,10 @@ struct TransferOptions {
   // True when a SIGINT/SIGTERM came before this transfer handled signals
   // itself (node/cli/early_signals.h): it then stops at once. May be empty.
   std::function<bool()> signalled_before_start;
-  // Seed: peers at addresses for which this returns true get their pieces
-  // through the push channel, and the seed does not serve them over the
-  // BitTorrent wire (node/wire_gate.h). Called on libtorrent's network
+  // Peers at addresses for which this returns true get their pieces
+  // through the push channel, and this node does not serve them over the
+  // BitTorrent wire (node/wire_gate.h): a seed's subscribers, a
+  // forwarding get's. Called on libtorrent's network
   // thread; must be thread-safe.
   std::function<bool(std::string_view ip)> served_by_push;
   // Payload bytes moved so far outside libtorrent, by the push channel:

@@ -23,6 +23,10 @@ constexpr std::uint32_t HelloFixedLength(std::size_t hash_size) {
 constexpr std::uint32_t kHaveLength = kHaveFrameSize - 4;
 constexpr std::uint32_t kPieceHeaderLength = kPieceHeaderSize - 4;
 constexpr std::uint32_t kByeFixedLength = kPrefixInLength + 2;
+constexpr std::uint32_t kListenLength = kListenFrameSize - 4;
+// PEERS: count:u16, then per entry family:u8, address (4 or 16), port:u16.
+constexpr std::uint32_t kPeersFixedLength = kPrefixInLength + 2;
+constexpr std::size_t PeerEntrySize(std::size_t address_size) { return 1 + address_size + 2; }
 // The buffer's first allocation, small so that a stream of small frames
 // stays small; later allocations at least double.
 constexpr std::size_t kMinBufferCapacity = 64;
@@ -78,6 +82,12 @@ class PushFrameCategory final : public std::error_category {
         return "output buffer too small for the frame";
       case PushFrameErrc::kTokenTooLong:
         return "HELLO token longer than 255 bytes";
+      case PushFrameErrc::kBadPort:
+        return "LISTEN or PEERS port 0";
+      case PushFrameErrc::kTooManyPeers:
+        return "PEERS lists more than 1024 forwarders";
+      case PushFrameErrc::kBadAddressFamily:
+        return "PEERS address family not 4 or 6";
     }
     return "unknown push_frame error";
   }
@@ -249,6 +259,12 @@ std::size_t EncodedSize(const Message& m) noexcept {
     std::size_t operator()(const Have&) const { return kHaveFrameSize; }
     std::size_t operator()(const Piece& p) const { return kPieceHeaderSize + p.payload.size(); }
     std::size_t operator()(const Bye& b) const { return 4 + kByeFixedLength + b.text.size(); }
+    std::size_t operator()(const Listen&) const { return kListenFrameSize; }
+    std::size_t operator()(const Peers& m) const {
+      std::size_t n = 4 + kPeersFixedLength;
+      for (const PeerEndpoint& e : m.peers) n += PeerEntrySize(e.address.size());
+      return n;
+    }
   } size;
   return std::visit(size, m);
 }
@@ -347,6 +363,40 @@ EncodeResult EncodeBye(const Bye& m, std::span<std::uint8_t> out) {
   return size;
 }
 
+EncodeResult EncodeListen(const Listen& m, std::span<std::uint8_t> out) {
+  if (m.port == 0) return Unexpected{make_error_code(PushFrameErrc::kBadPort)};
+  if (out.size() < kListenFrameSize) {
+    return Unexpected{make_error_code(PushFrameErrc::kBufferTooSmall)};
+  }
+  FrameWriter w(out.data());
+  w.Prefix(kListenLength, FrameType::kListen);
+  w.U16(m.port);
+  return kListenFrameSize;
+}
+
+EncodeResult EncodePeers(const Peers& m, std::span<std::uint8_t> out) {
+  if (m.peers.size() > kMaxPushPeers) {
+    return Unexpected{make_error_code(PushFrameErrc::kTooManyPeers)};
+  }
+  for (const PeerEndpoint& e : m.peers) {
+    if (e.address.size() != 4 && e.address.size() != 16) {
+      return Unexpected{make_error_code(PushFrameErrc::kBadAddressFamily)};
+    }
+    if (e.port == 0) return Unexpected{make_error_code(PushFrameErrc::kBadPort)};
+  }
+  const std::size_t size = EncodedSize(m);
+  if (out.size() < size) return Unexpected{make_error_code(PushFrameErrc::kBufferTooSmall)};
+  FrameWriter w(out.data());
+  w.Prefix(static_cast<std::uint32_t>(size - 4), FrameType::kPeers);
+  w.U16(static_cast<std::uint16_t>(m.peers.size()));
+  for (const PeerEndpoint& e : m.peers) {
+    w.U8(e.address.size() == 4 ? 4 : 6);
+    w.Bytes(e.address);
+    w.U16(e.port);
+  }
+  return size;
+}
+
 EncodeResult EncodeMessage(const Message& m, std::span<std::uint8_t> out,
                            const Geometry* geometry) {
   struct {
@@ -356,6 +406,8 @@ EncodeResult EncodeMessage(const Message& m, std::span<std::uint8_t> out,
     EncodeResult operator()(const Have& h) const { return EncodeHave(h, out, geometry); }
     EncodeResult operator()(const Piece& p) const { return EncodePiece(p, out, geometry); }
     EncodeResult operator()(const Bye& b) const { return EncodeBye(b, out); }
+    EncodeResult operator()(const Listen& l) const { return EncodeListen(l, out); }
+    EncodeResult operator()(const Peers& p) const { return EncodePeers(p, out); }
   } encode{out, geometry};
   return std::visit(encode, m);
 }
@@ -468,6 +520,12 @@ std::error_code PushFrameDecoder::CheckFrame(const std::uint8_t* p, std::size_t 
       return CheckPiece(p, have, len);
     case FrameType::kBye:
       return CheckBye(p, have, len);
+    case FrameType::kListen:
+      if (len != kListenLength) return PushFrameErrc::kLengthMismatch;
+      if (have < kListenFrameSize) return {};
+      return Load16(p + kBodyAt) == 0 ? PushFrameErrc::kBadPort : std::error_code{};
+    case FrameType::kPeers:
+      return CheckPeers(p, have, len);
   }
   return PushFrameErrc::kUnknownType;
 }
@@ -516,6 +574,37 @@ std::error_code PushFrameDecoder::CheckBye(const std::uint8_t* p, std::size_t ha
   return {};
 }
 
+// The count is checked as soon as it is in, so a frame that announces too
+// many entries is refused before its body; the entries once all are in.
+std::error_code PushFrameDecoder::CheckPeers(const std::uint8_t* p, std::size_t have,
+                                             std::uint32_t len) const {
+  if (len < kPeersFixedLength) return PushFrameErrc::kLengthMismatch;
+  if (len > kPeersFixedLength + kMaxPushPeers * PeerEntrySize(16)) {
+    return PushFrameErrc::kTooManyPeers;
+  }
+  if (have < 4 + std::size_t{kPeersFixedLength}) return {};
+  const std::size_t count = Load16(p + kBodyAt);
+  if (count > kMaxPushPeers) return PushFrameErrc::kTooManyPeers;
+  if (len < kPeersFixedLength + count * PeerEntrySize(4) ||
+      len > kPeersFixedLength + count * PeerEntrySize(16)) {
+    return PushFrameErrc::kLengthMismatch;
+  }
+  if (have < 4 + std::size_t{len}) return {};
+  const std::uint8_t* e = p + kBodyAt + 2;
+  const std::uint8_t* end = p + 4 + std::size_t{len};
+  for (std::size_t i = 0; i < count; ++i) {
+    if (e >= end) return PushFrameErrc::kLengthMismatch;
+    const std::size_t address = *e == 4 ? 4 : *e == 6 ? 16 : 0;
+    if (address == 0) return PushFrameErrc::kBadAddressFamily;
+    if (static_cast<std::size_t>(end - e) < PeerEntrySize(address)) {
+      return PushFrameErrc::kLengthMismatch;
+    }
+    if (Load16(e + 1 + address) == 0) return PushFrameErrc::kBadPort;
+    e += PeerEntrySize(address);
+  }
+  return e == end ? std::error_code{} : PushFrameErrc::kLengthMismatch;
+}
+
 // Every field has passed CheckFrame on the whole frame.
 Message PushFrameDecoder::Build(const std::uint8_t* p, std::uint32_t len) {
   const std::uint8_t* body = p + kBodyAt;
@@ -544,6 +633,20 @@ Message PushFrameDecoder::Build(const std::uint8_t* p, std::uint32_t len) {
       bye_seen_ = true;
       return Bye{Load16(body),
                  std::string(reinterpret_cast<const char*>(body + 2), len - kByeFixedLength)};
+    case FrameType::kListen:
+      return Listen{Load16(body)};
+    case FrameType::kPeers: {
+      Peers m;
+      const std::size_t count = Load16(body);
+      const std::uint8_t* e = body + 2;
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::size_t address = *e == 4 ? 4 : 16;
+        m.peers.push_back(
+            {std::vector<std::uint8_t>(e + 1, e + 1 + address), Load16(e + 1 + address)});
+        e += PeerEntrySize(address);
+      }
+      return m;
+    }
   }
   return Bye{};  // unreachable: CheckFrame rejected other types
 }

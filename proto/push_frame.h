@@ -1,9 +1,10 @@
 // The push channel: length-prefixed, versioned frames between a seed's push
 // sender and a LAN peer's receiver (docs/protocol.md has the byte layout).
-// Four messages: HELLO (subscribe, with the sender's bitfield and, in a
+// Six messages: HELLO (subscribe, with the sender's bitfield and, in a
 // private swarm, its token), HAVE (one more piece), PIECE (one chunk: a
-// byte range of one piece, payload after an 18-byte header) and BYE
-// (reason code and text).
+// byte range of one piece, payload after an 18-byte header), BYE (reason
+// code and text), LISTEN (a subscriber forwards pushes on this port) and
+// PEERS (the seed's list of the group's forwarders).
 //
 // Encoders write into a caller's buffer and check their own inputs. The
 // decoder is incremental: Feed() bytes split anywhere, Next() returns
@@ -30,8 +31,9 @@
 namespace swarmcast::proto {
 
 // 2: HELLO carries a token; pieces travel in chunks of at most
-// kMaxChunkLength (docs/protocol.md, "Versions").
-inline constexpr std::uint8_t kPushProtocolVersion = 2;
+// kMaxChunkLength. 3: LISTEN and PEERS, for forwarding between
+// subscribers (docs/protocol.md, "Versions").
+inline constexpr std::uint8_t kPushProtocolVersion = 3;
 // length:u32, version:u8, type:u8. The length counts the bytes after itself.
 inline constexpr std::size_t kFramePrefixSize = 6;
 inline constexpr std::size_t kHaveFrameSize = kFramePrefixSize + 4;
@@ -41,6 +43,11 @@ inline constexpr std::size_t kPeerIdSize = 20;
 inline constexpr std::size_t kMaxByeTextLength = 256;
 // A HELLO token's length travels in one byte.
 inline constexpr std::size_t kMaxHelloTokenLength = 255;
+// LISTEN: prefix plus port:u16.
+inline constexpr std::size_t kListenFrameSize = kFramePrefixSize + 2;
+// The most forwarders one PEERS frame lists; a PEERS frame of IPv6
+// entries then stays below 20 KiB.
+inline constexpr std::size_t kMaxPushPeers = 1024;
 // BitTorrent's piece lengths: a power of two, at least one 16 KiB block.
 inline constexpr std::uint32_t kMinPieceLength = 16u * 1024;
 inline constexpr std::uint32_t kMaxPieceLength = 1u << 31;
@@ -51,7 +58,14 @@ inline constexpr std::uint32_t kMaxChunkLength = 1u << 20;
 // Enough for a PIECE frame that carries one whole chunk.
 inline constexpr std::uint32_t kDefaultMaxFrameLength = kMaxChunkLength + (kPieceHeaderSize - 4);
 
-enum class FrameType : std::uint8_t { kHello = 1, kHave = 2, kPiece = 3, kBye = 4 };
+enum class FrameType : std::uint8_t {
+  kHello = 1,
+  kHave = 2,
+  kPiece = 3,
+  kBye = 4,
+  kListen = 5,
+  kPeers = 6,
+};
 
 enum class HashKind : std::uint8_t {
   kSha1 = 1,    // BitTorrent v1 info-hash, 20 bytes
@@ -97,6 +111,9 @@ enum class PushFrameErrc {
   kFrameAfterBye,      // bytes after a BYE frame
   kBufferTooSmall,     // encoder: output buffer shorter than the frame
   kTokenTooLong,       // encoder: HELLO token above kMaxHelloTokenLength bytes
+  kBadPort,            // LISTEN or PEERS port 0
+  kTooManyPeers,       // PEERS count above kMaxPushPeers
+  kBadAddressFamily,   // PEERS entry family not 4 or 6
 };
 
 const std::error_category& push_frame_category() noexcept;
@@ -181,7 +198,33 @@ struct Bye {
   friend bool operator==(const Bye&, const Bye&) = default;
 };
 
-using Message = std::variant<Hello, Have, Piece, Bye>;
+// Subscriber -> seed: this node forwards pushed pieces on `port`, at the
+// address the seed sees on this connection.
+struct Listen {
+  std::uint16_t port = 0;  // not 0
+
+  friend bool operator==(const Listen&, const Listen&) = default;
+};
+
+// One forwarder's push endpoint: an IPv4 (4 bytes) or IPv6 (16 bytes)
+// address in network order, and a port.
+struct PeerEndpoint {
+  std::vector<std::uint8_t> address;  // 4 or 16 bytes
+  std::uint16_t port = 0;             // not 0
+
+  friend bool operator==(const PeerEndpoint&, const PeerEndpoint&) = default;
+};
+
+// Seed -> subscriber: the whole current list of the group's forwarders
+// (the receiver itself left out); it replaces any earlier list.
+struct Peers {
+  std::vector<PeerEndpoint> peers;  // at most kMaxPushPeers
+
+  friend bool operator==(const Peers&, const Peers&) = default;
+};
+
+// The variant's order is the frame type's order (TypeOf relies on it).
+using Message = std::variant<Hello, Have, Piece, Bye, Listen, Peers>;
 
 FrameType TypeOf(const Message& m) noexcept;
 
@@ -209,6 +252,8 @@ EncodeResult EncodePieceHeader(const PieceHeader& h, std::span<std::uint8_t> out
 EncodeResult EncodePiece(const Piece& m, std::span<std::uint8_t> out,
                          const Geometry* geometry = nullptr);
 EncodeResult EncodeBye(const Bye& m, std::span<std::uint8_t> out);
+EncodeResult EncodeListen(const Listen& m, std::span<std::uint8_t> out);
+EncodeResult EncodePeers(const Peers& m, std::span<std::uint8_t> out);
 EncodeResult EncodeMessage(const Message& m, std::span<std::uint8_t> out,
                            const Geometry* geometry = nullptr);
 
@@ -292,6 +337,7 @@ class PushFrameDecoder {
   std::error_code CheckHello(const std::uint8_t* p, std::size_t have, std::uint32_t len) const;
   std::error_code CheckPiece(const std::uint8_t* p, std::size_t have, std::uint32_t len) const;
   std::error_code CheckBye(const std::uint8_t* p, std::size_t have, std::uint32_t len) const;
+  std::error_code CheckPeers(const std::uint8_t* p, std::size_t have, std::uint32_t len) const;
   Message Build(const std::uint8_t* p, std::uint32_t len);
   void MakeRoom(std::size_t n);
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "node/cli/common.h"
+#include "node/push/forward_group.h"
 #include "node/push/push_download.h"
 #include "node/push/push_sender.h"
 #include "node/transfer.h"
@@ -55,6 +56,11 @@ nlohmann::json SeedPushJson(const SeedPush& p);
 
 struct PushGetFlags {
   bool no_push = false;
+  // Forward pushed pieces to the group and take the group's forwards
+  // (node/push/forward_group.h). Off by default: it beats the seed-only
+  // channel up to 8 receivers and loses from 16 (docs/benchmarks.md,
+  // "Forwarding").
+  bool forward = false;
   std::string from;  // ADDR:PORT, overrides the registry and the LAN check
 };
 void AddPushGetOptions(po::options_description& d, PushGetFlags& f);
@@ -64,12 +70,16 @@ struct GetPush {
   std::string endpoint;  // empty: not subscribed
   std::string why_not;   // when not subscribed
   std::unique_ptr<push::PushDownload> download;
+  // Forwarding (node/push/forward_group.h); null without --forward.
+  std::unique_ptr<push::ForwardGroup> group;
   std::string start_error;
 };
 // Chooses the endpoint (--push-from, else the registry's when it is on
 // this host's subnet) and sets t.hooks to subscribe once the initial check
 // is done, with `token` in the HELLO and t.net.max_download_rate as the
-// receiver's limit. Reads t.torrent_bytes. `state` must outlive
+// receiver's limit. With --forward, it also forwards what the seed pushes
+// it to the group and subscribes to the group's forwarders
+// (node/push/forward_group.h). Reads t.torrent_bytes. `state` must outlive
 // RunTransfer.
 void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
                  const std::string& info_hash_hex, const std::string& token, TransferOptions& t,

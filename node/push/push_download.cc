@@ -20,6 +20,13 @@ Result<std::unique_ptr<PushDownload>, std::string> PushDownload::Start(
   auto alive = d->alive_;
   PushDownload* self = d.get();
   auto post = d->hooks_.post;
+  if (d->hooks_.on_peers) {
+    options.on_peers = [post, alive, self](std::vector<std::string> endpoints) {
+      post([alive, self, endpoints = std::move(endpoints)]() mutable {
+        if (*alive && self->hooks_.on_peers) self->hooks_.on_peers(std::move(endpoints));
+      });
+    };
+  }
   options.on_subscribed = [post, alive, self] {
     post([alive, self] {
       if (*alive) self->Settle();
@@ -60,6 +67,11 @@ void PushDownload::OnPiece(std::uint32_t piece, std::vector<char> data) {
     receiver_->Release(data.size());
     return;
   }
+  if (hooks_.claim && !hooks_.claim(piece)) {
+    ++duplicates_;
+    receiver_->Release(data.size());
+    return;
+  }
   pushed_[piece] = HandedOver{data.size(), Clock::now()};
   ++pieces_pushed_;
   hooks_.add_piece(piece, std::move(data));
@@ -72,11 +84,17 @@ void PushDownload::Release(std::uint32_t piece) {
   pushed_.erase(it);
 }
 
-void PushDownload::OnPieceVerified(std::uint32_t piece) {
-  if (piece >= verified_.size()) return;
+bool PushDownload::OnPieceVerified(std::uint32_t piece) {
+  if (piece >= verified_.size()) return false;
   verified_[piece] = true;
+  const bool ours = pushed_.contains(piece);
   Release(piece);
   if (receiver_) receiver_->NotifyHave(piece);
+  return ours;
+}
+
+void PushDownload::SendListen(std::uint16_t port) {
+  if (receiver_) receiver_->SendListen(port);
 }
 
 void PushDownload::OnHashFailed(std::uint32_t piece) {

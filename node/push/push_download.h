@@ -50,6 +50,12 @@ class PushDownload {
     // Control thread, once: the subscription is in place (the seed
     // answered), or the channel ended before it was. May be empty.
     std::function<void()> on_settled;
+    // Control thread: whether this copy of a whole piece goes to
+    // libtorrent; false drops it (another channel's copy of it is with
+    // libtorrent already: the first copy wins). Empty: always.
+    std::function<bool(std::uint32_t piece)> claim;
+    // Control thread: the seed's list of forwarders (PEERS). May be empty.
+    std::function<void(std::vector<std::string> endpoints)> on_peers;
   };
 
   static Result<std::unique_ptr<PushDownload>, std::string> Start(PushReceiverOptions options,
@@ -58,7 +64,9 @@ class PushDownload {
                                                                   Hooks hooks);
   ~PushDownload();
 
-  void OnPieceVerified(std::uint32_t piece);
+  // Returns whether this channel's copy of `piece` was the one handed to
+  // libtorrent (so it came by this channel).
+  bool OnPieceVerified(std::uint32_t piece);
   void OnHashFailed(std::uint32_t piece);
   // Every progress tick: the payload bytes that came over the BitTorrent
   // wire so far (they count against the receiver's rate limit), and the
@@ -66,6 +74,8 @@ class PushDownload {
   void OnTick(std::int64_t wire_payload_bytes, Clock::time_point now = Clock::now());
   // Ends the subscription (e.g. the download is complete).
   void Stop(const std::string& why);
+  // Tells the seed this node forwards on `port` (push_receiver.h).
+  void SendListen(std::uint16_t port);
 
   bool active() const { return receiver_ != nullptr; }
   std::uint64_t pieces_pushed() const { return pieces_pushed_; }
@@ -75,6 +85,8 @@ class PushDownload {
   PushReceiverStats receiver_stats() const;
   std::uint64_t peak_held_bytes() const;
   int hash_failures() const { return hash_failures_; }
+  // Whole pieces dropped because another channel's copy won.
+  std::uint64_t duplicate_pieces() const { return duplicates_; }
   const std::string& end_reason() const { return end_reason_; }
 
  private:
@@ -100,6 +112,7 @@ class PushDownload {
   std::uint64_t peak_before_ = 0;
   std::int64_t wire_seen_ = 0;
   int hash_failures_ = 0;
+  std::uint64_t duplicates_ = 0;
   std::string end_reason_;
 };
 

@@ -104,6 +104,12 @@ void PushReceiver::NotifyHave(std::uint32_t piece) {
   Wake();
 }
 
+void PushReceiver::SendListen(std::uint16_t port) {
+  if (port == 0) return;
+  QueueFrame(proto::Listen{port});
+  Wake();
+}
+
 void PushReceiver::Release(std::uint64_t bytes) {
   std::uint64_t held = held_bytes_.load();
   // Never below zero, whatever a caller gives back.
@@ -168,6 +174,21 @@ bool PushReceiver::OnMessage(proto::Message& m, std::string* why) {
   }
   if (!hello_ok_) {
     *why = "the seed sent data before its HELLO";
+    return false;
+  }
+  if (auto* peers = std::get_if<proto::Peers>(&m)) {
+    std::vector<std::string> endpoints;
+    for (const proto::PeerEndpoint& e : peers->peers) {
+      const std::string ip = AddressText(e.address);
+      endpoints.push_back(e.address.size() == 16 ? "[" + ip + "]:" + std::to_string(e.port)
+                                                 : ip + ":" + std::to_string(e.port));
+    }
+    if (options_.on_peers) options_.on_peers(std::move(endpoints));
+    return true;
+  }
+  if (std::holds_alternative<proto::Listen>(m)) {
+    *why = "the seed sent LISTEN, which only a subscriber sends";
+    QueueFrame(ByeFor(proto::ByeReason::kProtocolError, "unexpected LISTEN"));
     return false;
   }
   auto* chunk = std::get_if<proto::Piece>(&m);

@@ -83,6 +83,9 @@ struct PushReceiverOptions {
   // Receive thread, once: the seed answered our HELLO with its own (it has
   // taken the subscription). May be empty.
   std::function<void()> on_subscribed;
+  // Receive thread: the seed's current list of the group's forwarders,
+  // "ADDR:PORT" each (PEERS). May be empty.
+  std::function<void(std::vector<std::string> endpoints)> on_peers;
 };
 
 struct PushReceiverStats {
@@ -113,6 +116,8 @@ class PushReceiver {
   // This node verified `piece` (from anywhere): tell the seed, and drop
   // chunks of it that still arrive.
   void NotifyHave(std::uint32_t piece);
+  // Tells the seed this node forwards pushed pieces on `port` (LISTEN).
+  void SendListen(std::uint16_t port);
   // A piece handed to on_piece is written, failed or dropped: its `bytes`
   // leave the budget.
   void Release(std::uint64_t bytes);

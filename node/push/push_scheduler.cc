@@ -5,8 +5,35 @@
 
 namespace swarmcast::push {
 
-PushScheduler::PushScheduler(std::uint32_t piece_count)
-    : piece_count_(piece_count), copies_(piece_count, 0), uncovered_(piece_count) {}
+PushScheduler::PushScheduler(std::uint32_t piece_count, PushSchedulerOptions options)
+    : piece_count_(piece_count),
+      options_(options),
+      source_(piece_count, options.source_complete),
+      copies_(piece_count, 0),
+      assigned_(piece_count, kNobody),
+      uncovered_(piece_count) {}
+
+// Another subscriber starts or stops lacking `p`: its forwarder's backlog
+// follows.
+void PushScheduler::ChangeBacklog(PieceIndex p, bool up) {
+  if (assigned_[p] == kNobody) return;
+  auto it = subscribers_.find(assigned_[p]);
+  if (it == subscribers_.end()) return;
+  if (up) {
+    ++it->second.backlog;
+  } else if (it->second.backlog > 0) {
+    --it->second.backlog;
+  }
+}
+
+std::uint64_t PushScheduler::backlog(SubscriberId id) const {
+  auto it = subscribers_.find(id);
+  return it == subscribers_.end() ? 0 : it->second.backlog;
+}
+
+void PushScheduler::SourceHas(PieceIndex piece) {
+  if (piece < piece_count_) source_[piece] = true;
+}
 
 void PushScheduler::Adjust(Subscriber& s, PieceIndex p, bool held_before) {
   const bool held_after = Holds(s, p);
@@ -41,6 +68,9 @@ void PushScheduler::AddSubscriber(SubscriberId id, const std::vector<bool>& have
   for (PieceIndex p = 0; p < n; ++p) {
     if (have[p]) SetHave(s, p, true);
   }
+  for (PieceIndex p = 0; p < piece_count_; ++p) {
+    if (!Holds(s, p)) ChangeBacklog(p, true);
+  }
 }
 
 void PushScheduler::RemoveSubscriber(SubscriberId id) {
@@ -49,6 +79,11 @@ void PushScheduler::RemoveSubscriber(SubscriberId id) {
   Subscriber& s = it->second;
   for (PieceIndex p = 0; p < piece_count_; ++p) {
     if (Holds(s, p) && --copies_[p] == 0) ++uncovered_;
+    if (assigned_[p] == id) {
+      assigned_[p] = kNobody;
+    } else if (!Holds(s, p)) {
+      ChangeBacklog(p, false);
+    }
   }
   subscribers_.erase(it);
 }
@@ -56,7 +91,9 @@ void PushScheduler::RemoveSubscriber(SubscriberId id) {
 void PushScheduler::OnHave(SubscriberId id, PieceIndex piece) {
   auto it = subscribers_.find(id);
   if (it == subscribers_.end() || piece >= piece_count_) return;
+  const bool held_before = Holds(it->second, piece);
   SetHave(it->second, piece, true);
+  if (!held_before && assigned_[piece] != id) ChangeBacklog(piece, false);
 }
 
 void PushScheduler::OnSent(SubscriberId id, PieceIndex piece) {
@@ -67,12 +104,23 @@ void PushScheduler::OnSent(SubscriberId id, PieceIndex piece) {
   s.in_flight[piece] = false;
   s.have[piece] = true;
   Adjust(s, piece, before);
+  if (!before && assigned_[piece] != id) ChangeBacklog(piece, false);
 }
 
 void PushScheduler::OnSendFailed(SubscriberId id, PieceIndex piece) {
   auto it = subscribers_.find(id);
   if (it == subscribers_.end() || piece >= piece_count_) return;
   SetInFlight(it->second, piece, false);
+  if (assigned_[piece] == id) {
+    assigned_[piece] = kNobody;  // it never got it: nothing to forward
+    it->second.backlog = 0;
+    for (PieceIndex p = 0; p < piece_count_; ++p) {
+      if (assigned_[p] != id) continue;
+      for (const auto& [other, o] : subscribers_) {
+        if (other != id && !Holds(o, p)) ++it->second.backlog;
+      }
+    }
+  }
 }
 
 bool PushScheduler::IsComplete(SubscriberId id) const {
@@ -82,8 +130,10 @@ bool PushScheduler::IsComplete(SubscriberId id) const {
 
 std::optional<PushBatch> PushScheduler::NextBatch(std::span<const SubscriberId> ready) {
   if (piece_count_ == 0) return std::nullopt;
-  if (uncovered_ > 0) {
+  if (options_.cover_first && uncovered_ > 0) {
+    cover_waiting_ = false;
     if (auto batch = CoverNextPiece(ready)) return batch;
+    if (cover_waiting_) return std::nullopt;
   }
   return FanOutNextPiece(ready);
 }
@@ -94,20 +144,38 @@ std::optional<PushBatch> PushScheduler::NextBatch(std::span<const SubscriberId> 
 std::optional<PushBatch> PushScheduler::CoverNextPiece(std::span<const SubscriberId> ready) {
   for (std::uint32_t step = 0; step < piece_count_; ++step) {
     const PieceIndex p = (cursor_ + step) % piece_count_;
-    if (copies_[p] != 0) continue;
+    if (copies_[p] != 0 || !source_[p]) continue;
     Subscriber* best = nullptr;
     SubscriberId best_id = 0;
     for (SubscriberId id : ready) {
       auto it = subscribers_.find(id);
       if (it == subscribers_.end()) continue;
       Subscriber& s = it->second;
-      if (!best || s.held < best->held || (s.held == best->held && id < best_id)) {
+      const bool better = !best || (options_.assign_by_backlog && s.backlog != best->backlog
+                                        ? s.backlog < best->backlog
+                                    : s.held != best->held ? s.held < best->held
+                                                           : id < best_id);
+      if (better) {
         best = &s;
         best_id = id;
       }
     }
     if (!best) return std::nullopt;
+    if (options_.assign_by_backlog && options_.backlog_slack_pieces > 0) {
+      std::uint64_t least = best->backlog;
+      for (const auto& [id, o] : subscribers_) least = std::min(least, o.backlog);
+      const std::uint64_t slack =
+          std::uint64_t{options_.backlog_slack_pieces} * (subscribers_.size() - 1);
+      if (best->backlog > least + slack) {
+        cover_waiting_ = true;
+        return std::nullopt;
+      }
+    }
     SetInFlight(*best, p, true);
+    assigned_[p] = best_id;
+    for (const auto& [other, o] : subscribers_) {
+      if (other != best_id && !Holds(o, p)) ++best->backlog;
+    }
     cursor_ = (p + 1) % piece_count_;
     return PushBatch{p, {best_id}};
   }
@@ -124,6 +192,7 @@ std::optional<PushBatch> PushScheduler::FanOutNextPiece(std::span<const Subscrib
   std::optional<PieceIndex> chosen;
   for (std::uint32_t step = 0; step < piece_count_ && !chosen; ++step) {
     const PieceIndex p = (cursor_ + step) % piece_count_;
+    if (!source_[p]) continue;
     for (SubscriberId id : ready) {
       auto it = subscribers_.find(id);
       if (it != subscribers_.end() && !Holds(it->second, p)) {

@@ -11,6 +11,12 @@
 // last piece chosen, so a late subscriber starts wherever the scan is and
 // wraps around, and disk reads stay sequential.
 //
+// A forwarder (a subscriber that re-serves what the seed assigned it to the
+// rest of its group, docs/architecture.md "Forwarding") runs the same
+// scheduler over the pieces it holds itself: its source starts empty, gains
+// pieces through SourceHas(), and it skips the cover pass, since its
+// subscribers' copies are what it exists to make.
+//
 // Pure bookkeeping: no I/O, no clock. Not thread-safe; owned by the push
 // sender's thread.
 #pragma once
@@ -31,9 +37,31 @@ struct PushBatch {
   std::vector<SubscriberId> targets;  // never empty
 };
 
+struct PushSchedulerOptions {
+  // The sender holds every piece (a seed). When false it holds only those
+  // given to SourceHas() (a forwarder).
+  bool source_complete = true;
+  // Put every piece into the swarm once (one subscriber each) before
+  // fanning any out; off for a forwarder.
+  bool cover_first = true;
+  // Cover pass: give the next piece to the ready subscriber with the
+  // smallest forwarding backlog (copies its group still lacks of the
+  // pieces it was given), so a subscriber gets pieces in proportion to
+  // what it forwards (Mutualcast's redistribution queues). Off: the one
+  // holding the fewest pieces.
+  bool assign_by_backlog = false;
+  // With assign_by_backlog: the cover pass waits (gives no batch at all)
+  // rather than feed a ready subscriber whose backlog exceeds the
+  // smallest backlog of all subscribers by more than this many pieces
+  // times the other subscribers (0: never waits). So a subscriber that is
+  // ready only because its downlink is idle does not pile up pieces its
+  // uplink cannot forward while better forwarders are busy receiving.
+  std::uint32_t backlog_slack_pieces = 0;
+};
+
 class PushScheduler {
  public:
-  explicit PushScheduler(std::uint32_t piece_count);
+  explicit PushScheduler(std::uint32_t piece_count, PushSchedulerOptions options = {});
 
   std::uint32_t piece_count() const { return piece_count_; }
 
@@ -59,10 +87,25 @@ class PushScheduler {
   // already on its way to it. Marks the chosen pieces in flight.
   std::optional<PushBatch> NextBatch(std::span<const SubscriberId> ready);
 
+  // The sender now holds `piece` and may push it (out of range: ignored).
+  void SourceHas(PieceIndex piece);
+  bool source_has(PieceIndex piece) const { return source_[piece]; }
+
   // Copies of `piece` held by or in flight to subscribers.
   std::uint32_t copies(PieceIndex piece) const { return copies_[piece]; }
   // Pieces without any copy in the swarm (as far as the seed knows).
   std::uint32_t uncovered_pieces() const { return uncovered_; }
+  // Changes assign_by_backlog and backlog_slack_pieces (a seed uses them
+  // only while it has forwarders).
+  void SetBacklogPolicy(bool assign_by_backlog, std::uint32_t slack_pieces) {
+    options_.assign_by_backlog = assign_by_backlog;
+    options_.backlog_slack_pieces = slack_pieces;
+  }
+
+  // Copies of the pieces the cover pass gave `id` that other subscribers
+  // still lack (0 for an unknown id).
+  std::uint64_t backlog(SubscriberId id) const;
+
   // Where the next scan starts.
   PieceIndex cursor() const { return cursor_; }
   // Whether this subscriber has (or is being sent) every piece.
@@ -72,8 +115,10 @@ class PushScheduler {
   struct Subscriber {
     std::vector<bool> have;
     std::vector<bool> in_flight;
-    std::uint32_t held = 0;  // pieces in have or in_flight
+    std::uint32_t held = 0;     // pieces in have or in_flight
+    std::uint64_t backlog = 0;  // see backlog()
   };
+  static constexpr SubscriberId kNobody = ~SubscriberId{0};
 
   // Holds = has the piece or it is in flight to it; copies_ counts holders.
   bool Holds(const Subscriber& s, PieceIndex p) const { return s.have[p] || s.in_flight[p]; }
@@ -85,9 +130,15 @@ class PushScheduler {
   std::optional<PushBatch> FanOutNextPiece(std::span<const SubscriberId> ready);
 
   std::uint32_t piece_count_;
+  PushSchedulerOptions options_;
+  std::vector<bool> source_;  // pieces the sender holds
   std::vector<std::uint32_t> copies_;
+  // Cover pass: who was given each piece (kNobody: no one, or it left).
+  std::vector<SubscriberId> assigned_;
+  void ChangeBacklog(PieceIndex p, bool up);
   std::uint32_t uncovered_;
   PieceIndex cursor_ = 0;
+  bool cover_waiting_ = false;  // the last cover pass held back (backlog_slack_pieces)
   std::unordered_map<SubscriberId, Subscriber> subscribers_;
 };
 

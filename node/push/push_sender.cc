@@ -26,6 +26,15 @@ namespace swarmcast::push {
 
 using Clock = std::chrono::steady_clock;
 
+// About 1 MiB of pieces (at least 1) times the other subscribers beyond
+// the shortest queue: about 84 ms of a 100 Mbit/s uplink per copy, enough
+// to keep it busy, little enough that the seed does not pile pieces onto
+// one forwarder while the others keep up (4 MiB left one forwarder of
+// eight with 2.6x the upload of another, the transfer waiting on it).
+static std::uint32_t BacklogSlack(const proto::Geometry& g) {
+  return std::max<std::uint32_t>(1, (1u << 20) / g.piece_length);
+}
+
 // All sender state; touched only by the push thread, except `stats_`
 // (under stats_mutex_) and `stop_` (an eventfd, written by ~PushSender).
 class PushSender::Loop {
@@ -41,7 +50,9 @@ class PushSender::Loop {
         backend_(std::move(backend)),
         files_(std::move(files)),
         anchor_(std::move(anchor)),
-        scheduler_(geometry_.piece_count),
+        scheduler_(geometry_.piece_count,
+                   PushSchedulerOptions{.source_complete = !options_.forwarder,
+                                        .cover_first = !options_.forwarder}),
         admission_(AdmissionPolicy{options_.max_subscribers, options_.max_connections_per_address,
                                    options_.hello_timeout, proto::TokenSet(options_.tokens)}),
         bucket_(options_.max_rate) {}
@@ -55,7 +66,22 @@ class PushSender::Loop {
     }
     Watch(listener_.get(), kListenerTag, EPOLLIN);
     Watch(stop_.get(), kStopTag, EPOLLIN);
+    wake_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!wake_) {
+      *error = std::string("push: eventfd: ") + std::strerror(errno);
+      return false;
+    }
+    Watch(wake_.get(), kWakeTag, EPOLLIN);
     return true;
+  }
+
+  void SourceHas(std::uint32_t piece) {
+    {
+      MutexLock lock(pending_mutex_);
+      pending_has_.push_back(piece);
+    }
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
   }
 
   void Run();
@@ -72,6 +98,7 @@ class PushSender::Loop {
  private:
   static constexpr std::uint64_t kListenerTag = ~0ull;
   static constexpr std::uint64_t kStopTag = ~0ull - 1;
+  static constexpr std::uint64_t kWakeTag = ~0ull - 2;
   static constexpr std::uint32_t kReadAheadPieces = 4;
   static constexpr auto kAcceptPause = std::chrono::milliseconds(100);
 
@@ -97,7 +124,8 @@ class PushSender::Loop {
     bool subscribed = false;
     bool closing = false;  // drop once the queued control frames are out
     bool want_write = false;
-    std::string address;  // the peer's numeric IP
+    std::string address;             // the peer's numeric IP
+    std::uint16_t forward_port = 0;  // from LISTEN: it forwards (seed role)
     std::optional<Job> job;
     std::deque<std::vector<std::uint8_t>> control;  // queued control frames
     Clock::time_point connected = Clock::now();
@@ -137,6 +165,9 @@ class PushSender::Loop {
   // (counted in PushSenderStats::dropped).
   enum class LeaveKind { kLeft, kDropped };
   void Drop(SubscriberId id, LeaveKind kind, const std::string& why);
+  // Seed role: sends every subscriber the current forwarders but itself.
+  void HandOutPeers();
+  void TakePendingHas();
   void UpdateStats(const std::function<void(PushSenderStats&)>& f) {
     MutexLock lock(stats_mutex_);
     f(stats_);
@@ -149,6 +180,7 @@ class PushSender::Loop {
   UniqueFd listener_;
   UniqueFd epoll_;
   UniqueFd stop_;
+  UniqueFd wake_;  // eventfd: SourceHas() queued pieces
   std::unique_ptr<FanoutBackend> backend_;
   std::unique_ptr<ContentFiles> files_;
   ContentFiles::Fd anchor_;  // a content file kept open for control frames
@@ -166,7 +198,48 @@ class PushSender::Loop {
 
   mutable Mutex stats_mutex_;
   PushSenderStats stats_ GUARDED_BY(stats_mutex_);
+  Mutex pending_mutex_;
+  std::vector<std::uint32_t> pending_has_ GUARDED_BY(pending_mutex_);
 };
+
+void PushSender::Loop::TakePendingHas() {
+  std::uint64_t count;
+  [[maybe_unused]] auto n = ::read(wake_.get(), &count, sizeof count);
+  std::vector<std::uint32_t> pieces;
+  {
+    MutexLock lock(pending_mutex_);
+    pieces.swap(pending_has_);
+  }
+  for (std::uint32_t p : pieces) scheduler_.SourceHas(p);
+}
+
+void PushSender::Loop::HandOutPeers() {
+  if (options_.forwarder) return;
+  std::vector<std::pair<SubscriberId, proto::PeerEndpoint>> all;
+  for (auto& [id, s] : subscribers_) {
+    if (!s.subscribed || s.closing || !s.fd || s.forward_port == 0) continue;
+    auto address = NumericAddressBytes(s.address);
+    if (address.empty()) continue;
+    all.push_back({id, proto::PeerEndpoint{std::move(address), s.forward_port}});
+    if (all.size() > proto::kMaxPushPeers) break;  // the first ones; the rest repair by wire
+  }
+  for (auto& [id, s] : subscribers_) {
+    if (!s.subscribed || s.closing || !s.fd) continue;
+    proto::Peers peers;
+    for (const auto& [other, e] : all) {
+      if (other != id && peers.peers.size() < proto::kMaxPushPeers) peers.peers.push_back(e);
+    }
+    std::vector<std::uint8_t> frame(proto::EncodedSize(peers));
+    if (!proto::EncodePeers(peers, frame).ok()) continue;
+    // Queued only: this may run inside Send() (a Drop), which must not
+    // see other jobs change under it; Run() drives them after the round.
+    s.control.push_back(std::move(frame));
+  }
+  UpdateStats([n = all.size()](PushSenderStats& st) { st.forwarders = n; });
+  // Assign by backlog, and wait for forwarders to drain their queues, only
+  // while there are some: without, the seed schedules as it always did.
+  scheduler_.SetBacklogPolicy(!all.empty(), all.empty() ? 0 : BacklogSlack(geometry_));
+}
 
 void PushSender::Loop::Run() {
   std::array<epoll_event, 64> events;
@@ -181,6 +254,8 @@ void PushSender::Loop::Run() {
       const std::uint64_t tag = events[i].data.u64;
       if (tag == kStopTag) {
         stopping_ = true;
+      } else if (tag == kWakeTag) {
+        TakePendingHas();
       } else if (tag == kListenerTag) {
         Accept();
       } else if (auto it = subscribers_.find(static_cast<SubscriberId>(tag));
@@ -190,6 +265,10 @@ void PushSender::Loop::Run() {
       }
     }
     ResumeAccepting();
+    // Control frames queued outside Drive() (PEERS) go out first.
+    for (auto& [id, s] : subscribers_) {
+      if (s.fd && !s.job && !s.control.empty() && !s.want_write) Drive(id, s);
+    }
     ScheduleRound();
     CheckDeadlines();
     for (SubscriberId id : doomed_) subscribers_.erase(id);
@@ -290,8 +369,14 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
     scheduler_.OnHave(id, have->piece);
   } else if (std::holds_alternative<proto::Bye>(m)) {
     Drop(id, LeaveKind::kLeft, "said BYE");
-  } else {  // a PIECE travels seed -> peer only
-    Bye(id, s, proto::ByeReason::kProtocolError, "unexpected PIECE from a subscriber");
+  } else if (auto* listen = std::get_if<proto::Listen>(&m); listen && !options_.forwarder) {
+    const bool changed = s.forward_port != listen->port;
+    s.forward_port = listen->port;
+    log_.Info("push: subscriber " + std::to_string(id) + " forwards on " + s.address + " port " +
+              std::to_string(listen->port));
+    if (changed) HandOutPeers();
+  } else {  // PIECE and PEERS travel seed -> peer only; LISTEN goes to a seed
+    Bye(id, s, proto::ByeReason::kProtocolError, "unexpected frame from a subscriber");
     Drive(id, s);
   }
 }
@@ -314,15 +399,22 @@ void PushSender::Loop::OnHello(SubscriberId id, Subscriber& s, const proto::Hell
   mine.info_hash = source_.info_hash;
   mine.peer_id = source_.peer_id;
   mine.geometry = geometry_;
-  mine.bitfield.assign(proto::BitfieldSize(geometry_.piece_count), 0xff);
-  if (const auto spare = geometry_.piece_count % 8; spare != 0) {
-    mine.bitfield.back() = static_cast<std::uint8_t>(0xff << (8 - spare));
+  mine.bitfield.assign(proto::BitfieldSize(geometry_.piece_count), 0);
+  for (PieceIndex p = 0; p < geometry_.piece_count; ++p) {
+    if (scheduler_.source_has(p))
+      mine.bitfield[p / 8] |= static_cast<std::uint8_t>(0x80 >> (p % 8));
   }
   std::vector<std::uint8_t> frame(proto::EncodedSize(mine));
   if (proto::EncodeHello(mine, frame).ok()) s.control.push_back(std::move(frame));
   UpdateStats([](PushSenderStats& st) { ++st.subscribers; });
   log_.Info("push: subscriber " + std::to_string(id) + " (" + s.address + ") joined");
   Drive(id, s);
+  // A new subscriber learns the forwarders there are (none: nothing to say).
+  if (!options_.forwarder && s.fd) {
+    for (const auto& [other, o] : subscribers_) {
+      if (other != id && o.forward_port != 0 && o.subscribed) return HandOutPeers();
+    }
+  }
 }
 
 // Writes what this subscriber has pending: its current job, then queued
@@ -510,11 +602,16 @@ void PushSender::Loop::Drop(SubscriberId id, LeaveKind kind, const std::string& 
   }
   admission_.OnClose(s.address);
   scheduler_.RemoveSubscriber(id);
+  const bool was_forwarder = s.subscribed && s.forward_port != 0;
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, s.fd.get(), nullptr);
   s.fd.reset();
   s.job.reset();
   s.subscribed = false;
+  s.forward_port = 0;
   doomed_.push_back(id);
+  // Its pieces count as uncovered again (RemoveSubscriber), so the seed
+  // assigns them anew; the others stop expecting it.
+  if (was_forwarder) HandOutPeers();
 }
 
 Result<std::unique_ptr<PushSender>, std::string> PushSender::Start(PushSource source,
@@ -536,6 +633,12 @@ Result<std::unique_ptr<PushSender>, std::string> PushSender::Start(PushSource so
   const auto& layout_files = source.layout->files();
   std::uint32_t first = 0;
   while (layout_files[first].pad || layout_files[first].size == 0) ++first;
+  if (options.anchor_file) {
+    if (*options.anchor_file >= layout_files.size()) {
+      return Unexpected(std::string("push: anchor file out of range"));
+    }
+    first = *options.anchor_file;
+  }
   auto anchor = files->Open(first);
   if (!anchor) return Unexpected("push: " + anchor.error());
   auto backend = MakeFanoutBackend(options.fanout);
@@ -567,6 +670,7 @@ PushSender::~PushSender() {
 }
 
 std::string_view PushSender::backend_name() const { return loop_->backend_name(); }
+void PushSender::SourceHas(std::uint32_t piece) { loop_->SourceHas(piece); }
 PushSenderStats PushSender::stats() const { return loop_->stats(); }
 
 }  // namespace swarmcast::push

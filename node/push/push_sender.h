@@ -15,6 +15,14 @@
 // most `max_per_address` connections from one address, and the token check
 // of private mode; a refused connection gets a BYE that says why.
 //
+// The same sender runs in two roles. A seed's holds every piece, hands its
+// subscribers the group's forwarders (a subscriber that sends LISTEN is
+// one; every change of that set goes out as PEERS to all), and covers
+// every piece once before it fans pieces out. A forwarder's (in a get,
+// PushSenderOptions::forwarder) starts with no piece, pushes only what
+// SourceHas() gave it, fans each piece out at once to all of its
+// subscribers lacking it, and sends no PEERS.
+//
 // Threading: Start() spawns one push thread that owns all sender state; the
 // public methods below are safe from any thread. Log lines go to the `log`
 // callback from the push thread. The process must ignore SIGPIPE.
@@ -27,6 +35,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -68,6 +77,12 @@ struct PushSenderOptions {
   // When set, holds the address of every subscriber while it is
   // subscribed (the seed's BitTorrent session reads it).
   std::shared_ptr<SubscriberAddresses> addresses;
+  // A get's forwarder (see above) rather than a seed.
+  bool forwarder = false;
+  // Forwarder: the content file to keep open for control frames (one that
+  // exists: the file of a piece already written). Seed: the first file
+  // that holds data.
+  std::optional<std::uint32_t> anchor_file;
 };
 
 struct PushSenderStats {
@@ -78,6 +93,7 @@ struct PushSenderStats {
   std::uint64_t subscribers = 0;     // subscribed right now
   std::uint64_t dropped = 0;         // subscribers dropped (slow or bad)
   std::uint64_t refused = 0;         // connections turned away before subscribing
+  std::uint64_t forwarders = 0;      // subscribers that sent LISTEN, right now
 };
 
 class PushSender {
@@ -92,6 +108,9 @@ class PushSender {
   PushSender& operator=(const PushSender&) = delete;
 
   std::uint16_t port() const { return port_; }
+  // Forwarder: the sender now holds `piece` (verified, on disk) and may
+  // push it. Any thread.
+  void SourceHas(std::uint32_t piece);
   std::string_view backend_name() const;
   PushSenderStats stats() const;
 

@@ -117,6 +117,26 @@ Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeou
   return fd;
 }
 
+std::vector<std::uint8_t> NumericAddressBytes(const std::string& text) {
+  in_addr v4{};
+  if (::inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    const auto* b = reinterpret_cast<const std::uint8_t*>(&v4);
+    return {b, b + 4};
+  }
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, text.c_str(), &v6) != 1) return {};
+  const auto* b = reinterpret_cast<const std::uint8_t*>(&v6);
+  if (IN6_IS_ADDR_V4MAPPED(&v6)) return {b + 12, b + 16};
+  return {b, b + 16};
+}
+
+std::string AddressText(std::span<const std::uint8_t> bytes) {
+  char text[INET6_ADDRSTRLEN] = {};
+  const int family = bytes.size() == 4 ? AF_INET : bytes.size() == 16 ? AF_INET6 : 0;
+  if (family == 0 || !::inet_ntop(family, bytes.data(), text, sizeof text)) return {};
+  return text;
+}
+
 std::string NumericAddress(const sockaddr_storage& address) {
   char text[INET6_ADDRSTRLEN] = {};
   const void* raw = nullptr;

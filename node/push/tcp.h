@@ -5,8 +5,10 @@
 #include <sys/socket.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "proto/result.h"
 
@@ -55,6 +57,12 @@ Result<std::string, std::string> LocalAddressFacing(const std::string& host);
 // The numeric IP of a socket address ("10.0.0.2", "fe80::1"); empty for
 // other families.
 std::string NumericAddress(const sockaddr_storage& address);
+
+// A numeric IP as bytes in network order: 4 for IPv4 (an IPv4-mapped
+// IPv6 address too), 16 for IPv6; empty when `text` is not numeric.
+std::vector<std::uint8_t> NumericAddressBytes(const std::string& text);
+// The text form of 4 or 16 address bytes; empty for other sizes.
+std::string AddressText(std::span<const std::uint8_t> bytes);
 
 // Whether two numeric addresses share a LAN: the same /24 for IPv4, the
 // same /64 for IPv6 (proto::SameSubnet). False for unparsable input or

@@ -427,12 +427,12 @@ TEST(PushFrameDecode, FrameLengthBoundaries) {
 }
 
 TEST(PushFrameDecode, VersionAndTypeCheckedAtSixBytes) {
-  for (std::uint8_t version : {0, 1, 3, 255}) {
+  for (std::uint8_t version : {0, 1, 2, 4, 255}) {
     const Bytes f = Frame(2, Raw{}.U32(1).b, version);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 6))), PushFrameErrc::kBadVersion);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 5))), std::error_code{});
   }
-  for (std::uint8_t type : {0, 5, 255}) {
+  for (std::uint8_t type : {0, 7, 255}) {
     const Bytes f = Frame(type, Raw{}.U32(1).b);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 6))), PushFrameErrc::kUnknownType) << int{type};
     EXPECT_EQ(DecodeError(f), PushFrameErrc::kUnknownType);
@@ -903,6 +903,79 @@ Bytes Hex(std::string_view hex) {
   return b;
 }
 
+// ---- LISTEN and PEERS (version 3: forwarding) ----------------------------
+
+TEST(PushFrameForwarding, ListenAndPeersRoundTrip) {
+  Peers peers;
+  peers.peers.push_back({{127, 0, 0, 2}, 9000});
+  Bytes v6(16, 0);
+  v6[15] = 1;
+  peers.peers.push_back({v6, 65535});
+  for (const Message& m : std::vector<Message>{Listen{1}, Listen{65535}, peers, Peers{}}) {
+    const Bytes wire = Encode(m, &kGeo);
+    EXPECT_EQ(wire.size(), EncodedSize(m));
+    Outcome o = Decode(wire, kGeo);
+    EXPECT_FALSE(o.error) << o.error.message();
+    ASSERT_EQ(o.messages.size(), 1u);
+    EXPECT_TRUE(o.messages[0] == m);
+  }
+}
+
+TEST(PushFrameForwarding, EncodersRefuseBadFields) {
+  Bytes out(64 * 1024);
+  EXPECT_EQ(EncodeListen(Listen{0}, out).error(), PushFrameErrc::kBadPort);
+  EXPECT_EQ(EncodePeers(Peers{{{{1, 2, 3}, 80}}}, out).error(), PushFrameErrc::kBadAddressFamily);
+  EXPECT_EQ(EncodePeers(Peers{{{{1, 2, 3, 4}, 0}}}, out).error(), PushFrameErrc::kBadPort);
+  Peers many;
+  many.peers.assign(kMaxPushPeers + 1, PeerEndpoint{{1, 2, 3, 4}, 80});
+  EXPECT_EQ(EncodePeers(many, out).error(), PushFrameErrc::kTooManyPeers);
+  many.peers.pop_back();
+  EXPECT_TRUE(EncodePeers(many, out).ok());
+  Bytes small(5);
+  EXPECT_EQ(EncodeListen(Listen{80}, small).error(), PushFrameErrc::kBufferTooSmall);
+}
+
+TEST(PushFrameForwarding, DecoderRefusesBadPeersAndListen) {
+  auto v = kPushProtocolVersion;
+  // LISTEN: wrong length, port 0.
+  EXPECT_EQ(DecodeError(Raw{}.U32(5).U8(v).U8(5).U16(80).U8(0).b), PushFrameErrc::kLengthMismatch);
+  EXPECT_EQ(DecodeError(Raw{}.U32(4).U8(v).U8(5).U16(0).b), PushFrameErrc::kBadPort);
+  // PEERS: count too large, known from 8 bytes without the body.
+  EXPECT_EQ(ErrorOf(FeedPrefix(Raw{}.U32(4 + 7 * 1025).U8(v).U8(6).U16(1025).b)),
+            PushFrameErrc::kTooManyPeers);
+  // A length beyond what 1024 IPv6 entries take, from the length alone.
+  EXPECT_EQ(ErrorOf(FeedPrefix(Raw{}.U32(4 + 19 * 1024 + 1).U8(v).U8(6).b)),
+            PushFrameErrc::kTooManyPeers);
+  // Count and length disagree.
+  EXPECT_EQ(DecodeError(Raw{}.U32(4 + 6).U8(v).U8(6).U16(1).U8(4).U8(1).U8(2).U8(3).U8(4).U8(0).b),
+            PushFrameErrc::kLengthMismatch);
+  // Bad family, port 0, an IPv6 entry cut short.
+  EXPECT_EQ(
+      DecodeError(Raw{}.U32(4 + 7).U8(v).U8(6).U16(1).U8(5).U8(1).U8(2).U8(3).U8(4).U16(80).b),
+      PushFrameErrc::kBadAddressFamily);
+  EXPECT_EQ(DecodeError(Raw{}.U32(4 + 7).U8(v).U8(6).U16(1).U8(4).U8(1).U8(2).U8(3).U8(4).U16(0).b),
+            PushFrameErrc::kBadPort);
+  EXPECT_EQ(DecodeError(Raw{}
+                            .U32(4 + 7 + 7)
+                            .U8(v)
+                            .U8(6)
+                            .U16(2)
+                            .U8(4)
+                            .U8(1)
+                            .U8(2)
+                            .U8(3)
+                            .U8(4)
+                            .U16(80)
+                            .U8(6)
+                            .U8(1)
+                            .U8(2)
+                            .U8(3)
+                            .U8(4)
+                            .U16(80)
+                            .b),
+            PushFrameErrc::kLengthMismatch);
+}
+
 TEST(PushFrameDocs, HexDumpsMatchTheEncoder) {
   // The examples of docs/protocol.md, built from their documented values.
   const std::array<std::uint8_t, kPeerIdSize> peer_id = [] {
@@ -930,6 +1003,8 @@ TEST(PushFrameDocs, HexDumpsMatchTheEncoder) {
       {"have", Have{9}},
       {"piece", Piece{9, 2536, payload}},
       {"bye", Bye{static_cast<std::uint16_t>(ByeReason::kTooSlow), "too slow: 12 KiB/s"}},
+      {"listen", Listen{7001}},
+      {"peers", Peers{{{{10, 77, 0, 3}, 7001}, {{10, 77, 0, 5}, 40001}}}},
   };
   const std::map<std::string, Bytes> documented = ReadDocumentedDumps();
   EXPECT_EQ(documented.size(), examples.size());

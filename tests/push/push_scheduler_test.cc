@@ -167,5 +167,113 @@ TEST(PushScheduler, EveryPieceReachesEverySubscriberExactlyOnce) {
   }
 }
 
+// A forwarder's scheduler pushes only what its source holds, each piece at
+// once to every ready subscriber lacking it (no cover pass).
+TEST(PushSchedulerForwarder, PushesOnlyHeldPiecesToAllWhoLackThem) {
+  PushScheduler s(6, {.source_complete = false, .cover_first = false});
+  s.AddSubscriber(1, None(6));
+  std::vector<bool> two_has = None(6);
+  two_has[3] = true;
+  s.AddSubscriber(2, two_has);
+  EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{1, 2}));  // holds nothing yet
+  s.SourceHas(3);
+  s.SourceHas(5);
+  s.SourceHas(99);  // out of range: ignored
+  EXPECT_TRUE(s.source_has(3));
+  EXPECT_FALSE(s.source_has(4));
+  auto batches = Round(s, {1, 2});
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0].piece, 3u);
+  EXPECT_THAT(batches[0].targets, ElementsAre(1));
+  EXPECT_EQ(batches[1].piece, 5u);
+  EXPECT_THAT(batches[1].targets, UnorderedElementsAre(2));
+  // Subscriber 1 takes 5 next round; then nothing is left to forward.
+  batches = Round(s, {1, 2});
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_EQ(batches[0].piece, 5u);
+  EXPECT_THAT(batches[0].targets, ElementsAre(1));
+  EXPECT_TRUE(Round(s, {1, 2}).empty());
+  // A HAVE (the piece came from elsewhere) means it is not forwarded.
+  s.OnHave(1, 0);
+  s.SourceHas(0);
+  batches = Round(s, {1, 2});
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_EQ(batches[0].piece, 0u);
+  EXPECT_THAT(batches[0].targets, ElementsAre(2));
+}
+
+// A seed's default scheduler is unchanged: it holds every piece.
+TEST(PushSchedulerForwarder, SeedDefaultHoldsEveryPiece) {
+  PushScheduler s(3);
+  for (PieceIndex p = 0; p < 3; ++p) EXPECT_TRUE(s.source_has(p));
+}
+
+// With assign_by_backlog the cover pass feeds the subscriber whose group
+// has taken the most of what it was given, not the one holding the fewest
+// pieces: one whose pieces nobody has received yet gets no more until its
+// group catches up.
+void ForwardSome(PushScheduler& s, const std::vector<PushBatch>& first) {
+  // 1 forwarded its piece to 3, 3 forwarded its piece to 1; 2 forwarded
+  // nothing, and got nothing.
+  s.OnHave(3, first[0].piece);
+  s.OnHave(1, first[2].piece);
+}
+
+TEST(PushSchedulerBacklog, CoverPassFavoursTheSubscribersThatForward) {
+  PushScheduler s(8, {.assign_by_backlog = true});
+  for (SubscriberId id : {1u, 2u, 3u}) s.AddSubscriber(id, None(8));
+  auto first = Round(s, {1, 2, 3});
+  ASSERT_EQ(first.size(), 3u);
+  EXPECT_THAT(first[0].targets, ElementsAre(1));
+  EXPECT_THAT(first[1].targets, ElementsAre(2));
+  EXPECT_THAT(first[2].targets, ElementsAre(3));
+  EXPECT_EQ(s.backlog(1), 2u);  // 2 and 3 lack its piece
+  ForwardSome(s, first);
+  EXPECT_EQ(s.backlog(1), 1u);
+  EXPECT_EQ(s.backlog(2), 2u);
+  EXPECT_EQ(s.backlog(3), 1u);
+  auto next = s.NextBatch(std::vector<SubscriberId>{1, 2, 3});
+  ASSERT_TRUE(next);
+  EXPECT_THAT(next->targets, ElementsAre(1));  // backlog 1, held 2; 2 holds 1 piece only
+  EXPECT_EQ(s.backlog(1), 3u);                 // plus the new piece, which 2 and 3 lack
+
+  // Without the option the one holding the fewest pieces wins.
+  PushScheduler plain(8);
+  for (SubscriberId id : {1u, 2u, 3u}) plain.AddSubscriber(id, None(8));
+  ForwardSome(plain, Round(plain, {1, 2, 3}));
+  next = plain.NextBatch(std::vector<SubscriberId>{1, 2, 3});
+  ASSERT_TRUE(next);
+  EXPECT_THAT(next->targets, ElementsAre(2));
+
+  // A subscriber that leaves: the others' backlogs drop by what it lacked,
+  // and its own pieces are no one's.
+  s.RemoveSubscriber(2);
+  EXPECT_EQ(s.backlog(1), 1u);  // only 3 lacks the new piece now
+  EXPECT_EQ(s.backlog(3), 0u);
+  EXPECT_EQ(s.backlog(2), 0u);
+}
+
+// With a backlog slack the cover pass waits rather than pile pieces onto
+// a ready subscriber whose queue is far behind the shortest one.
+TEST(PushSchedulerBacklog, CoverPassWaitsForAForwarderThatKeepsUp) {
+  PushScheduler s(16, {.assign_by_backlog = true, .backlog_slack_pieces = 1});
+  for (SubscriberId id : {1u, 2u, 3u}) s.AddSubscriber(id, None(16));
+  // Only subscriber 1 is ever ready: it gets pieces until its backlog is
+  // more than 1 piece x 2 others beyond the others' (0).
+  auto b = s.NextBatch(std::vector<SubscriberId>{1});
+  ASSERT_TRUE(b);
+  s.OnSent(1, b->piece);
+  EXPECT_EQ(s.backlog(1), 2u);
+  b = s.NextBatch(std::vector<SubscriberId>{1});
+  ASSERT_TRUE(b);  // 2 <= 0 + 2: still fed
+  s.OnSent(1, b->piece);
+  EXPECT_EQ(s.backlog(1), 4u);
+  EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{1}));  // waits: 4 > 2
+  // Its group takes one of its pieces: fed again.
+  s.OnHave(2, b->piece);
+  s.OnHave(3, b->piece);
+  EXPECT_TRUE(s.NextBatch(std::vector<SubscriberId>{1}));
+}
+
 }  // namespace
 }  // namespace swarmcast::push

@@ -23,11 +23,15 @@ def sha256_file(path):
             h.update(b)
 
 
-def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout):
+def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build_old=None):
+    """`system_name` ending in "@old" runs that system from `build_old`."""
     os.makedirs(work)
     os.makedirs(logs)
     procs = ProcSet(logs)
-    system = make(system_name, build)
+    base, _, which = system_name.partition("@")
+    if which:
+        build = build_old
+    system = make(base, build)
     ctx = Context(lan, procs, work, src, n, build)
     res = {"system": system_name, "n": n, "status": "ok", "seconds": None, "receivers": [],
            "progress": {}, "seed_upload_bytes": None, "seed_cpu_s": None,

@@ -273,12 +273,15 @@ class Swarmcast(System):
 
     progress = True
 
-    def __init__(self, push, fanout=None):
+    def __init__(self, push, fanout=None, forward=False):
         super().__init__()
         self.push = push
         self.fanout = fanout  # None: the seed's default (auto)
+        self.forward = forward  # gets run with --forward (Mutualcast forwarding)
         if push is None:
             self.name = "swarmcast"
+        elif forward:
+            self.name = "swarmcast-push-forward"
         else:
             self.name = f"swarmcast-push-{fanout or ('on' if push else 'off')}"
 
@@ -326,7 +329,7 @@ class Swarmcast(System):
         for i in range(1, ctx.n + 1):
             argv = [self.exe, "get", "bench", "--tracker", ctx.tracker_url, "-o", ctx.rdirs[i - 1],
                     "--listen", f"{ctx.lan.ip(i)}:{PEER_PORT}", "--progress-interval", "200ms",
-                    "--json"]
+                    "--json"] + (["--forward"] if self.forward else [])
             self.receivers.append(ctx.procs.start(
                 f"r{i}", ctx.lan.ns(i), argv,
                 env={"SWARMCAST_STATE_DIR": os.path.join(ctx.work, f"s{i}")}))
@@ -386,6 +389,8 @@ def make(name, build):
         return Swarmcast(None)
     if name in ("swarmcast-push-on", "swarmcast-push-off"):
         return Swarmcast(name.endswith("on"))
+    if name == "swarmcast-push-forward":
+        return Swarmcast(True, forward=True)
     # One fan-out backend forced (kmod needs the module, absent here).
     if name in ("swarmcast-push-splice", "swarmcast-push-sendfile", "swarmcast-push-copy"):
         return Swarmcast(True, name.rsplit("-", 1)[1])

@@ -1,0 +1,168 @@
+#include "node/push/forward_group.h"
+
+#include <algorithm>
+
+namespace swarmcast::push {
+namespace {
+
+// A forwarder may have nothing to send for a long time (this node holds
+// all it has); its death shows as a closed connection, and a forwarder
+// that hangs is dropped by the seed, which then reassigns its pieces.
+constexpr auto kPeerIdleTimeout = std::chrono::seconds(120);
+constexpr int kPeerConnectTimeoutMs = 2000;
+
+}  // namespace
+
+ForwardGroup::ForwardGroup(ForwardGroupOptions options, PushIdentity identity,
+                           std::vector<bool> have, Hooks hooks)
+    : options_(std::move(options)),
+      identity_(std::move(identity)),
+      hooks_(std::move(hooks)),
+      verified_(std::move(have)) {
+  verified_.resize(identity_.geometry().piece_count, false);
+  claimed_ = verified_;
+  missing_ = static_cast<std::uint32_t>(std::count(verified_.begin(), verified_.end(), false));
+}
+
+ForwardGroup::~ForwardGroup() { Stop(); }
+
+bool ForwardGroup::Claim(std::uint32_t piece) {
+  if (piece >= claimed_.size() || claimed_[piece]) return false;
+  claimed_[piece] = true;
+  return true;
+}
+
+void ForwardGroup::OnPeers(const std::vector<std::string>& endpoints) {
+  if (stopped_ || missing_ == 0) return;
+  for (const std::string& endpoint : endpoints) {
+    if (peers_.contains(endpoint)) continue;
+    PushReceiverOptions o;
+    o.endpoint = endpoint;
+    o.source_address = options_.source_address;
+    o.token = options_.token;
+    o.budget = options_.peer_budget;
+    o.max_rate = options_.max_rate;
+    o.connect_timeout_ms = kPeerConnectTimeoutMs;
+    o.idle_timeout = kPeerIdleTimeout;
+    PushDownload::Hooks h;
+    h.post = hooks_.post;
+    h.add_piece = hooks_.add_piece;
+    h.log = hooks_.log;
+    h.claim = [this](std::uint32_t piece) { return Claim(piece); };
+    auto d = PushDownload::Start(o, identity_, verified_, std::move(h));
+    if (!d) {
+      hooks_.log.Info("push: cannot subscribe to forwarder " + endpoint + ": " + d.error());
+      peers_[endpoint] = nullptr;  // not again: the wire covers what it would have sent
+      continue;
+    }
+    hooks_.log.Info("push: subscribed to forwarder " + endpoint);
+    ++peer_channels_;
+    peers_[endpoint] = std::move(*d);
+  }
+}
+
+void ForwardGroup::OnPieceVerified(std::uint32_t piece, bool from_seed) {
+  if (piece >= verified_.size()) return;
+  if (!verified_[piece]) {
+    verified_[piece] = true;
+    claimed_[piece] = true;
+    --missing_;
+  }
+  for (auto& [endpoint, d] : peers_) {
+    if (d) d->OnPieceVerified(piece);
+  }
+  if (from_seed && !stopped_) {
+    if (!forwarder_ && !forwarder_failed_) StartForwarder(piece);
+    if (forwarder_) forwarder_->SourceHas(piece);
+  }
+  if (missing_ == 0) StopPeerChannels("download complete");
+}
+
+void ForwardGroup::OnHashFailed(std::uint32_t piece) {
+  if (piece >= claimed_.size() || verified_[piece]) return;
+  claimed_[piece] = false;  // the next copy, from any channel, may try
+  for (auto& [endpoint, d] : peers_) {
+    if (d) d->OnHashFailed(piece);
+  }
+}
+
+void ForwardGroup::OnTick(std::int64_t wire_payload_bytes, std::uint64_t seed_payload_bytes) {
+  const std::uint64_t peers = peer_payload_bytes();
+  for (auto& [endpoint, d] : peers_) {
+    if (!d) continue;
+    const std::uint64_t others = seed_payload_bytes + peers - d->payload_bytes();
+    d->OnTick(wire_payload_bytes + static_cast<std::int64_t>(others));
+  }
+}
+
+std::uint64_t ForwardGroup::peer_payload_bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& [endpoint, d] : peers_) {
+    if (d) n += d->payload_bytes();
+  }
+  return n;
+}
+
+void ForwardGroup::StartForwarder(std::uint32_t first_piece) {
+  const auto chunks = identity_.layout->ChunksOf(first_piece);
+  if (chunks.empty()) return;  // a piece of pad bytes only: wait for another
+  PushSource source;
+  source.root = options_.content_root;
+  source.layout = identity_.layout;
+  source.hash_kind = identity_.hash_kind;
+  source.info_hash = identity_.info_hash;
+  source.peer_id = identity_.peer_id;
+  PushSenderOptions o;
+  o.bind_address = options_.bind_address;
+  o.fanout = options_.fanout;
+  o.forwarder = true;
+  o.addresses = options_.addresses;
+  o.anchor_file = chunks.front().file;
+  if (!options_.token.empty()) o.tokens = {options_.token};
+  auto sender = PushSender::Start(std::move(source), std::move(o), hooks_.log);
+  if (!sender) {
+    forwarder_failed_ = true;
+    hooks_.log.Warning("push: not forwarding: " + sender.error());
+    return;
+  }
+  forwarder_ = std::move(*sender);
+  forward_port_ = forwarder_->port();
+  hooks_.log.Info("push: forwarding on port " + std::to_string(forwarder_->port()) + " with the " +
+                  std::string(forwarder_->backend_name()) + " fan-out");
+  if (hooks_.on_listening) hooks_.on_listening(forwarder_->port());
+}
+
+void ForwardGroup::StopPeerChannels(const std::string& why) {
+  for (auto& [endpoint, d] : peers_) {
+    if (d && d->active()) d->Stop(why);
+  }
+}
+
+void ForwardGroup::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  StopPeerChannels("transfer ending");
+  if (forwarder_) forwarder_last_ = forwarder_->stats();
+  forwarder_.reset();
+}
+
+ForwardGroupStats ForwardGroup::stats() const {
+  ForwardGroupStats st;
+  st.peer_channels = peer_channels_;
+  for (const auto& [endpoint, d] : peers_) {
+    if (!d) continue;
+    st.peer_payload_bytes += d->payload_bytes();
+    st.peer_pieces += d->pieces_pushed();
+    st.duplicate_pieces += d->duplicate_pieces();
+  }
+  const PushSenderStats s = forwarder_ ? forwarder_->stats() : forwarder_last_;
+  st.forwarded_bytes = s.payload_bytes;
+  st.forwarded_pieces = s.pieces_sent;
+  st.forward_subscribers = s.subscribers;
+  st.fanout_calls = s.fanout_calls;
+  st.fanout_targets = s.fanout_targets;
+  st.forward_port = forward_port_;
+  return st;
+}
+
+}  // namespace swarmcast::push
