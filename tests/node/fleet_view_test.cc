@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "node/registry_client.h"
+#include "tests/node/plain_http.h"
 #include "tests/node/swarm_harness.h"
 
 namespace swarmcast::node::testing {
@@ -126,7 +127,16 @@ TEST_F(FleetViewTest, StatusFollowsADownloadWithinSecondsAndARestartReplacesItsE
                           return view->AllDone();
                         }))
       << "total " << last.total << ", done " << last.done << ", running " << last.running
-      << ", stale " << last.stale << ", stragglers " << last.stragglers.size();
+      << ", stale " << last.stale << ", stragglers " << last.stragglers.size() << " (first "
+      << (last.stragglers.empty()
+              ? std::string("-")
+              : last.stragglers[0].ip + ":" + std::to_string(last.stragglers[0].port))
+      << "; the restarted get listened on port " << port << ")\npeers: "
+      << PlainHttpGet("127.0.0.1", std::atoi(url2_.c_str() + url2_.rfind(':') + 1),
+                      "/v1/swarms/disk.img/peers")
+             .body
+      << "\n"
+      << again->Stderr();
   EXPECT_EQ(last.total, 2) << "the seed and one entry for the restarted get";
   EXPECT_TRUE(last.stragglers.empty());
 }
