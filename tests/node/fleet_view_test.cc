@@ -114,9 +114,20 @@ TEST_F(FleetViewTest, StatusFollowsADownloadWithinSecondsAndARestartReplacesItsE
   const std::int64_t port = seen->port;
   get->Signal(SIGKILL);
   ASSERT_TRUE(get->Wait(30s).has_value());
-  auto again = Node("get-2", {"get", "disk.img", "--tracker", url2_, "-o", out.string(), "--listen",
-                              "127.0.0.5:" + std::to_string(port), "--no-linger", "--json"});
-  ASSERT_EQ(again->Wait(120s), 0) << again->Stderr();
+  // The port is free once the killed process is gone, but a socket of
+  // its connections may hold it a moment longer: a get refuses a busy
+  // --listen port (exit 7) rather than take another, so start it again
+  // until it binds (bounded).
+  std::unique_ptr<Child> again;
+  int tries = 0;
+  ASSERT_TRUE(WaitUntil(60s, [&] {
+    again = Node("get-2-" + std::to_string(++tries),
+                 {"get", "disk.img", "--tracker", url2_, "-o", out.string(), "--listen",
+                  "127.0.0.5:" + std::to_string(port), "--no-linger", "--json"});
+    const auto rc = again->Wait(120s);
+    return rc != 7;
+  }));
+  ASSERT_EQ(again->Wait(1s), 0) << again->Stderr();
   EXPECT_TRUE(SameContent(payload, out / "disk.img"));
   CompletionView last;
   ASSERT_TRUE(WaitUntil(30s,
