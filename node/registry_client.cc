@@ -341,9 +341,15 @@ Result<CompletionView, RegistryError> RegistryClient::GetCompletion(const std::s
       if (out.stragglers.size() >= 10'000) break;
       std::string peer = StrOrEmpty(s, "peer");
       if (peer.empty()) peer = StrOrEmpty(s, "peer_id");
-      out.stragglers.push_back(Straggler{std::move(peer), StrOrEmpty(s, "ip"), IntOr0(s, "port"),
-                                         IntOr0(s, "left"), IntOr0(s, "since"),
-                                         IntOr0(s, "last_announce")});
+      Straggler st{std::move(peer),      StrOrEmpty(s, "ip"),    IntOr0(s, "port"),
+                   IntOr0(s, "left"),    IntOr0(s, "since"),     IntOr0(s, "last_announce"),
+                   StrOrEmpty(s, "why"), StrOrEmpty(s, "reason")};
+      // Bounded like the rest: a hostile tracker's text is cut, not printed whole.
+      if (st.why.size() > 32) st.why.resize(32);
+      if (st.reason.size() > 200) st.reason.resize(200);
+      st.idle_seconds = IntOr0(s, "idle_seconds");
+      st.rate = s.contains("rate") ? IntOr0(s, "rate") : -1;
+      out.stragglers.push_back(std::move(st));
     }
   }
   return out;

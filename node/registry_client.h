@@ -92,6 +92,14 @@ struct Straggler {
   std::int64_t left = 0;
   std::int64_t since = 0;
   std::int64_t last_announce = 0;
+  // Why it is not done (tracker/straggler.h): a code (stale, no-seed,
+  // no-data, slow, downloading) and a line for a person; empty from a
+  // tracker that does not say. Seconds since its `left` went down, and its
+  // rate (bytes/s, -1 unknown).
+  std::string why;
+  std::string reason;
+  std::int64_t idle_seconds = 0;
+  std::int64_t rate = -1;
 };
 
 struct CompletionView {

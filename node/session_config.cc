@@ -31,6 +31,14 @@ lt::settings_pack LanSettings(const NetworkOptions& net) {
   if (net.listen_ip != "0.0.0.0" && net.listen_ip != "::") {
     p.set_str(sp::outgoing_interfaces, net.listen_ip);
   }
+  if (net.listen_port != 0) {
+    // The operator's port or a clear error (exit 7), never another one:
+    // libtorrent would silently take port+1..+10 or any port when it is
+    // busy, and announce that, so the tracker saw a restarted node as a
+    // new address and kept its old entry as a stale straggler.
+    p.set_int(sp::max_retry_port_bind, 0);
+    p.set_bool(sp::listen_system_port_fallback, false);
+  }
 
   // Measured on the emulated LAN (anchor notes): request whole pieces from
   // nobody in particular, keep request queues short, reconnect fast.

@@ -19,6 +19,7 @@
 #include <libtorrent/torrent_status.hpp>
 
 #include "node/file_io.h"
+#include "node/node_metrics.h"
 #include "node/piece_salvage.h"
 #include "node/progress.h"
 #include "node/rate_meter.h"
@@ -324,9 +325,11 @@ class Transfer {
       o_.log.Warning("banned peer " + p->endpoint.address().to_string() +
                      " (sent data that failed the hash check)");
     } else if (auto* p = lt::alert_cast<lt::file_error_alert>(a)) {
+      ++report_.disk_errors;
       FailWith({Kind::kStorage, std::string(p->filename()) + ": " + lt::operation_name(p->op) +
                                     ": " + p->error.message()});
     } else if (auto* p = lt::alert_cast<lt::torrent_error_alert>(a)) {
+      ++report_.disk_errors;
       FailWith({Kind::kStorage, std::string(p->filename()) + ": " + p->error.message()});
     } else if (lt::alert_cast<lt::storage_moved_alert>(a)) {
       OnMovedIntoPlace();
@@ -484,6 +487,34 @@ class Transfer {
     snap_.seeds = st.num_seeds;
     snap_.elapsed_seconds = Seconds();
     snap_.state = StateName(st);
+    if (o_.metrics) PublishMetrics();
+  }
+
+  void PublishMetrics() {
+    NodeSample m;
+    m.role = snap_.role;
+    m.state = snap_.state;
+    m.name = report_.name;
+    m.info_hash = report_.info_hash;
+    m.size_bytes = report_.total_bytes;
+    m.done_bytes = snap_.done_bytes;
+    m.pieces_total = report_.pieces_total;
+    m.pieces_have = report_.pieces_done;
+    m.in_wire_bytes = report_.downloaded_wire_bytes;
+    m.in_push_bytes = report_.downloaded_push_bytes;
+    m.out_wire_bytes = report_.uploaded_wire_bytes;
+    m.out_push_bytes = report_.uploaded_push_bytes;
+    m.down_rate = snap_.down_rate;
+    m.up_rate = snap_.up_rate;
+    m.peers = snap_.peers;
+    m.seeds = snap_.seeds;
+    m.hash_failures = report_.hash_failures;
+    m.failed_bytes = report_.failed_bytes;
+    m.banned_peers = report_.banned_peers;
+    m.disk_errors = report_.disk_errors;
+    m.elapsed_seconds = snap_.elapsed_seconds;
+    if (o_.metrics_extra) o_.metrics_extra(m);
+    o_.metrics->Publish(m);
   }
 
   std::string StateName(const lt::torrent_status& st) const {

@@ -38,6 +38,8 @@
 namespace swarmcast::node {
 
 class StatusFile;
+class NodeMetrics;
+struct NodeSample;
 
 enum class DiskIo { kMmap, kPosix };
 
@@ -154,6 +156,13 @@ struct TransferOptions {
   // push channel's state for `swarmcast status`.
   std::function<nlohmann::json()> status_extra;
 
+  // Where each snapshot goes for --metrics-listen (may be null): at every
+  // progress tick and once more when the transfer ends, so its last one
+  // holds the report's counters. The caller owns it.
+  NodeMetrics* metrics = nullptr;
+  // Fills the push channel's part of each snapshot (control thread).
+  std::function<void(NodeSample&)> metrics_extra;
+
   TransferHooks hooks;
   // Get: after the initial check, hold the BitTorrent wire (tracker
   // announces, --connect peers) until PieceFeed::release_wire is called, or
@@ -195,6 +204,7 @@ struct TransferReport {
   std::int64_t failed_bytes = 0;  // received bytes that failed a hash check
   int hash_failures = 0;
   int banned_peers = 0;
+  int disk_errors = 0;  // file and storage errors libtorrent reported
   bool complete = false;
   double download_seconds = -1;  // start to every piece verified (get)
   double total_seconds = 0;

@@ -74,8 +74,10 @@ std::string AnnounceHandler::Announce(std::string_view query, std::string_view p
   w.Key("complete").Int(outcome->complete);
   w.Key("downloaded").Int(outcome->downloaded);
   w.Key("incomplete").Int(outcome->incomplete);
-  w.Key("interval").Int(table_.options().interval);
-  w.Key("min interval").Int(config_.min_interval);
+  // A downloading peer may get a shorter interval (progress_interval); its
+  // min interval is never longer than that.
+  w.Key("interval").Int(outcome->interval);
+  w.Key("min interval").Int(std::min(config_.min_interval, outcome->interval));
   if (req->compact) {
     std::string v4, v6;
     for (const AnnouncedPeer& p : outcome->peers) {

@@ -21,7 +21,7 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   int tls_handshake_timeout_ms = 5000;
   std::int64_t db_refresh = -1;
   std::string log_level = "info";
-  bool no_udp = false;
+  bool no_udp = false, no_replace = false;
   po::options_description desc(
       "swarmcast-tracker: BitTorrent tracker (HTTP and UDP announce/scrape) and swarm\n"
       "registry with its state in SQLite.\n\n"
@@ -43,6 +43,14 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
     ("no-udp", po::bool_switch(&no_udp), "serve HTTP only")
     ("interval", po::value(&c.state.interval)->default_value(c.state.interval),
      "seconds between announces, as told to clients")
+    ("progress-interval",
+     po::value(&c.state.progress_interval)->default_value(c.state.progress_interval),
+     "seconds between announces told to peers still downloading, so the completion view "
+     "(swarmcast status) is right to within seconds; 0: they get --interval too")
+    ("no-replace-same-address", po::bool_switch(&no_replace),
+     "keep the old entry when a new peer id announces from a known peer's IP and port "
+     "(default: the new one replaces it, as a restarted node); for NATs that share an "
+     "address and port range among hosts")
     ("min-interval", po::value(&c.min_interval)->default_value(c.min_interval),
      "`min interval` told to clients, seconds")
     ("expire-factor", po::value(&expire_factor)->default_value(expire_factor),
@@ -164,6 +172,10 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   if (c.state.interval < 1 || c.state.interval > 86400) {
     return Unexpected(std::string("--interval must be 1..86400"));
   }
+  if (c.state.progress_interval < 0 || c.state.progress_interval > 86400) {
+    return Unexpected(std::string("--progress-interval must be 0..86400"));
+  }
+  c.state.replace_same_address = !no_replace;
   if (expire_factor < 1.0 || expire_factor > 100.0) {
     return Unexpected(std::string("--expire-factor must be 1..100"));
   }

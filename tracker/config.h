@@ -20,7 +20,9 @@ struct TrackerConfig {
   std::string db = "swarmcast-tracker.db";
   int threads = 1;
   bool udp = true;
-  StateOptions state;
+  // The binary announces a short interval to downloading peers (the fleet
+  // view); the library default leaves it off.
+  StateOptions state{.progress_interval = 10};
   std::int64_t min_interval = 30;
   HttpLimits http;
   QueryLimits query;

@@ -27,6 +27,13 @@ struct Peer {
   bool counted_complete = false;
   // When this peer was last handed to the StateSink (unix seconds).
   std::int64_t persisted_at = 0;
+  // Progress, for the straggler view (memory only; a restored peer starts
+  // from its last announce): when `left` last went down, and the rate it
+  // went down at between the last two announces that were at least a
+  // second apart (bytes/s; -1 until there are two).
+  std::int64_t progress_at = 0;
+  std::int64_t rate = -1;
+  std::int64_t rate_left = 0, rate_at = 0;
 };
 
 }  // namespace swarmcast::tracker

@@ -7,6 +7,7 @@
 #include "proto/endpoint.h"
 #include "proto/hex.h"
 #include "tracker/query_parse.h"
+#include "tracker/straggler.h"
 
 namespace swarmcast::tracker {
 namespace {
@@ -342,8 +343,13 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
       if (a->peer.left != b->peer.left) return a->peer.left > b->peer.left;
       return a->peer.first_seen < b->peer.first_seen;
     });
+    const StateOptions& o = table_.options();
+    const std::int64_t every = o.progress_interval > 0 ? o.progress_interval : o.interval;
+    const StragglerContext context =
+        MakeStragglerContext(*peers, now, o.stale_after, std::max<std::int64_t>(30, 3 * every));
     Json stragglers = Json::array();
     for (const PeerView* v : unfinished) {
+      const StragglerReason why = ExplainStraggler(*v, context);
       Json p;
       p["peer"] = PeerToken(config_.peer_token_key, *ih, v->peer.id);
       p["ip"] = v->peer.addr.IpString();
@@ -351,6 +357,10 @@ HttpReply RegistryHandler::Get(std::string_view key, std::string_view sub) {
       p["left"] = v->peer.left;
       p["since"] = v->peer.first_seen;
       p["last_announce"] = v->peer.last_announce;
+      p["why"] = why.code;
+      p["reason"] = why.message;
+      p["idle_seconds"] = why.idle_seconds;
+      p["rate"] = v->peer.rate;  // bytes/s, -1 until two announces
       stragglers.push_back(std::move(p));
     }
     Json j;

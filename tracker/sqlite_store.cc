@@ -136,6 +136,7 @@ Result<std::unique_ptr<SqliteStore>, std::string> SqliteStore::Open(const std::s
 // need to stay in memory. A small page cache: each read is one blob, read
 // once.
 bool SqliteStore::OpenReader(const std::string& path, std::string& error) {
+  MutexLock lock(read_mu_);  // uncontended: no other thread has the store yet
   if (sqlite3_open_v2(path.c_str(), &reader_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK ||
       !Exec(reader_, "PRAGMA busy_timeout=5000; PRAGMA cache_size=-512;", &error) ||
@@ -152,8 +153,11 @@ SqliteStore::SqliteStore(sqlite3* db, Metrics& metrics, proto::Logger log)
 
 SqliteStore::~SqliteStore() {
   Stop();
-  sqlite3_finalize(read_torrent_);
-  sqlite3_close(reader_);
+  {
+    MutexLock lock(read_mu_);
+    sqlite3_finalize(read_torrent_);
+    sqlite3_close(reader_);
+  }
   sqlite3_close(db_);
 }
 
@@ -259,28 +263,28 @@ void SqliteStore::Start(std::chrono::milliseconds batch_interval) {
 
 void SqliteStore::Stop() {
   {
-    std::lock_guard lock(pending_mu_);
+    MutexLock lock(pending_mu_);
     if (stopping_ && !writer_.joinable()) return;
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
   if (writer_.joinable()) writer_.join();
 }
 
 std::size_t SqliteStore::pending() const {
-  std::lock_guard lock(pending_mu_);
+  MutexLock lock(pending_mu_);
   return pending_.peers.size() + pending_.swarms.size() + pending_.publishes.size() + writing_;
 }
 
 Result<std::optional<std::string>, std::string> SqliteStore::ReadTorrent(const InfoHash& ih) {
   {
-    std::lock_guard lock(pending_mu_);
+    MutexLock lock(pending_mu_);
     if (auto it = unwritten_.find(ih); it != unwritten_.end()) {
       if (!it->second) return std::optional<std::string>();  // removed, not yet committed
       return std::optional<std::string>(*it->second);
     }
   }
-  std::lock_guard lock(read_mu_);
+  MutexLock lock(read_mu_);
   sqlite3_bind_blob(read_torrent_, 1, ih.data(), static_cast<int>(ih.size()), SQLITE_STATIC);
   const int rc = sqlite3_step(read_torrent_);
   Result<std::optional<std::string>, std::string> out = std::optional<std::string>();
@@ -300,12 +304,12 @@ Result<std::optional<std::string>, std::string> SqliteStore::ReadTorrent(const I
 void SqliteStore::PeerUpdated(const InfoHash& swarm, const Peer& peer) {
   bool wake;
   {
-    std::lock_guard lock(pending_mu_);
+    MutexLock lock(pending_mu_);
     pending_.peers.push_back({swarm, peer, false});
     wake = pending_.peers.size() == kEarlyFlush;
     urgent_ |= wake;
   }
-  if (wake) wake_.notify_all();
+  if (wake) wake_.NotifyAll();
 }
 
 void SqliteStore::PeerRemoved(const InfoHash& swarm, const PeerId& peer) {
@@ -313,34 +317,34 @@ void SqliteStore::PeerRemoved(const InfoHash& swarm, const PeerId& peer) {
   c.peer.id = peer;
   bool wake;
   {
-    std::lock_guard lock(pending_mu_);
+    MutexLock lock(pending_mu_);
     pending_.peers.push_back(c);
     wake = pending_.peers.size() == kEarlyFlush;
     urgent_ |= wake;
   }
-  if (wake) wake_.notify_all();
+  if (wake) wake_.NotifyAll();
 }
 
 void SqliteStore::SwarmCounters(const InfoHash& swarm, std::int64_t completed,
                                 std::int64_t created) {
-  std::lock_guard lock(pending_mu_);
+  MutexLock lock(pending_mu_);
   pending_.swarms.push_back({swarm, false, completed, created});
 }
 
 void SqliteStore::SwarmRemoved(const InfoHash& swarm) {
-  std::lock_guard lock(pending_mu_);
+  MutexLock lock(pending_mu_);
   pending_.swarms.push_back({swarm, true, 0, 0});
 }
 
 void SqliteStore::PersistRegistry(RegistryWrite write, std::function<void(bool ok)> done) {
   {
-    std::lock_guard lock(pending_mu_);
+    MutexLock lock(pending_mu_);
     if (write.kind == RegistryWrite::Kind::kStore) unwritten_[write.ih] = write.torrent;
     if (write.kind == RegistryWrite::Kind::kRemove) unwritten_[write.ih] = nullptr;
     pending_.publishes.push_back({std::move(write), std::move(done)});
     urgent_ = true;
   }
-  wake_.notify_all();
+  wake_.NotifyAll();
 }
 
 // Under pending_mu_. A committed write's bytes are in the database now;
@@ -359,8 +363,13 @@ void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
     Batch batch;
     bool last;
     {
-      std::unique_lock lock(pending_mu_);
-      wake_.wait_for(lock, interval, [this] { return urgent_ || stopping_; });
+      MutexLock lock(pending_mu_);
+      const auto until = std::chrono::steady_clock::now() + interval;
+      while (!urgent_ && !stopping_) {
+        const auto left = until - std::chrono::steady_clock::now();
+        if (left <= decltype(left)::zero()) break;
+        wake_.WaitFor(pending_mu_, left);
+      }
       std::swap(batch, pending_);
       writing_ = batch.peers.size() + batch.swarms.size() + batch.publishes.size();
       urgent_ = false;
@@ -385,7 +394,7 @@ void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
         // newer pending changes for the same key win.
         metrics_.CountDbError();
         KeepLatestPerPeer(batch.peers);
-        std::lock_guard lock(pending_mu_);
+        MutexLock lock(pending_mu_);
         pending_.peers.insert(pending_.peers.begin(), batch.peers.begin(), batch.peers.end());
         pending_.swarms.insert(pending_.swarms.begin(), batch.swarms.begin(), batch.swarms.end());
         ++failed_batches_;
@@ -407,7 +416,7 @@ void SqliteStore::WriterLoop(std::chrono::milliseconds interval) {
       // The page cache now holds the pages of torrents just written, which
       // no announce will read: give them back (rare; publishes are few).
       if (ok && stored) sqlite3_db_release_memory(db_);
-      std::lock_guard lock(pending_mu_);
+      MutexLock lock(pending_mu_);
       if (ok) {
         Committed(batch.publishes);
       } else {

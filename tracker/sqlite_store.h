@@ -21,9 +21,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -31,6 +29,7 @@
 #include <vector>
 
 #include "proto/log.h"
+#include "proto/mutex.h"
 #include "proto/result.h"
 #include "tracker/metrics.h"
 #include "tracker/registry_handler.h"
@@ -98,7 +97,7 @@ class SqliteStore final : public StateSink, public RegistryStore {
 
   SqliteStore(sqlite3* db, Metrics& metrics, proto::Logger log);
   bool OpenReader(const std::string& path, std::string& error);
-  void Committed(const std::vector<Publish>& publishes);
+  void Committed(const std::vector<Publish>& publishes) REQUIRES(pending_mu_);
   bool Migrate(std::string& error);
   void WriterLoop(std::chrono::milliseconds interval);
   static void KeepLatestPerPeer(std::vector<PeerChange>& peers);
@@ -109,19 +108,24 @@ class SqliteStore final : public StateSink, public RegistryStore {
   const proto::Logger log_;
   int failed_batches_ = 0;  // in a row; writer thread only
 
-  std::mutex read_mu_;  // guards reader_ and read_torrent_
-  sqlite3* reader_ = nullptr;
-  sqlite3_stmt* read_torrent_ = nullptr;
+  // Readers (ReadTorrent, any HTTP thread) share one connection and its
+  // prepared statement (opened SQLITE_OPEN_NOMUTEX: this lock is the only
+  // one).
+  Mutex read_mu_;
+  sqlite3* reader_ GUARDED_BY(read_mu_) = nullptr;
+  sqlite3_stmt* read_torrent_ GUARDED_BY(read_mu_) = nullptr;
 
-  // guards pending_, unwritten_, writing_, urgent_, stopping_
-  mutable std::mutex pending_mu_;
-  std::condition_variable wake_;
-  Batch pending_;
+  // What the StateSink/RegistryStore callers (network threads) hand the
+  // writer thread.
+  mutable Mutex pending_mu_;
+  CondVar wake_;
+  Batch pending_ GUARDED_BY(pending_mu_);
   // Bytes of stored torrents not yet committed, by info-hash (the latest).
-  std::unordered_map<InfoHash, std::shared_ptr<const std::string>, ByteArrayHash> unwritten_;
-  std::size_t writing_ = 0;  // changes in the batch being written now
-  bool urgent_ = false;
-  bool stopping_ = false;
+  std::unordered_map<InfoHash, std::shared_ptr<const std::string>, ByteArrayHash> unwritten_
+      GUARDED_BY(pending_mu_);
+  std::size_t writing_ GUARDED_BY(pending_mu_) = 0;  // changes in the batch being written now
+  bool urgent_ GUARDED_BY(pending_mu_) = false;
+  bool stopping_ GUARDED_BY(pending_mu_) = false;
   std::thread writer_;
 };
 

@@ -80,7 +80,8 @@ Result<AnnounceOutcome, std::string> SwarmTable::Announce(const AnnounceRequest&
                                                           const PeerAddress& from,
                                                           std::int64_t now) {
   AnnounceOutcome out;
-  std::lock_guard lock(mu_);
+  out.interval = options_.interval;
+  MutexLock lock(mu_);
   auto it = swarms_.find(req.info_hash);
   if (it == swarms_.end()) {
     if (req.event == AnnounceEvent::kStopped) return out;  // nothing to forget
@@ -104,6 +105,16 @@ Result<AnnounceOutcome, std::string> SwarmTable::Announce(const AnnounceRequest&
       out.downloaded = s.completed;
       return out;
     }
+    if (options_.replace_same_address) {
+      // A scan, on joins only: re-announces find their entry by peer id.
+      // Before the caps, so a restarted peer takes its own old place.
+      for (std::size_t i = 0; i < s.peers.size(); ++i) {
+        if (s.peers[i].addr == from) {
+          RemovePeerAt(req.info_hash, s, i);
+          break;
+        }
+      }
+    }
     if (s.peers.size() >= options_.max_peers_per_swarm) {
       return Unexpected(std::string("swarm full: peer limit per swarm reached"));
     }
@@ -113,8 +124,12 @@ Result<AnnounceOutcome, std::string> SwarmTable::Announce(const AnnounceRequest&
     Peer p;
     p.id = req.peer_id;
     p.first_seen = now;
+    p.progress_at = now;
+    p.rate_at = now;
+    p.rate_left = req.left;
     AddPeer(s, p);
     ++total_peers_;
+    self = s.peers.size() - 1;
   } else {
     const Peer& known = s.peers[self];
     const bool same_ip = known.addr.v6 == from.v6 && known.addr.ip == from.ip;
@@ -139,6 +154,12 @@ Result<AnnounceOutcome, std::string> SwarmTable::Announce(const AnnounceRequest&
   p.addr = from;
   p.uploaded = req.uploaded;
   p.downloaded = req.downloaded;
+  if (!fresh && req.left < p.left) p.progress_at = now;
+  if (!fresh && now - p.rate_at >= 1) {
+    p.rate = std::max<std::int64_t>(0, p.rate_left - req.left) / (now - p.rate_at);
+    p.rate_left = req.left;
+    p.rate_at = now;
+  }
   p.left = req.left;
   if (req.event != AnnounceEvent::kNone) p.last_event = req.event;
   p.last_announce = now;
@@ -166,6 +187,9 @@ Result<AnnounceOutcome, std::string> SwarmTable::Announce(const AnnounceRequest&
     return out;
   }
   CountPeer(s, p, +1);
+  out.interval = p.left > 0 && options_.progress_interval > 0
+                     ? std::min(options_.progress_interval, options_.interval)
+                     : options_.interval;
   if (sink_ && changed) {
     p.persisted_at = now;
     sink_->PeerUpdated(req.info_hash, p);
@@ -187,7 +211,7 @@ std::vector<std::optional<SwarmCounts>> SwarmTable::Scrape(
     const std::vector<InfoHash>& hashes) const {
   std::vector<std::optional<SwarmCounts>> out;
   out.reserve(hashes.size());
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const InfoHash& h : hashes) {
     auto it = swarms_.find(h);
     if (it == swarms_.end()) {
@@ -201,7 +225,7 @@ std::vector<std::optional<SwarmCounts>> SwarmTable::Scrape(
 
 std::size_t SwarmTable::Expire(std::int64_t now) {
   std::size_t dropped = 0;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto it = swarms_.begin(); it != swarms_.end();) {
     Swarm& s = it->second;
     for (std::size_t i = 0; i < s.peers.size();) {
@@ -228,7 +252,7 @@ std::size_t SwarmTable::Expire(std::int64_t now) {
 }
 
 bool SwarmTable::MayWrite(std::string_view name, std::string_view owner) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto n = names_.find(std::string(name));
   if (n == names_.end()) return true;
   const std::string& holder = swarms_.at(n->second).entry->owner;
@@ -236,7 +260,7 @@ bool SwarmTable::MayWrite(std::string_view name, std::string_view owner) const {
 }
 
 PublishOutcome SwarmTable::Publish(const InfoHash& ih, RegistryEntry entry, std::int64_t now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Swarm* current = nullptr;  // the swarm the name points at now
   InfoHash current_ih{};
   if (auto n = names_.find(entry.name); n != names_.end()) {
@@ -277,7 +301,7 @@ PublishOutcome SwarmTable::Publish(const InfoHash& ih, RegistryEntry entry, std:
 }
 
 UnpublishOutcome SwarmTable::Unpublish(std::string_view name, std::string_view owner) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto n = names_.find(std::string(name));
   if (n == names_.end()) return {UnpublishOutcome::kUnknown, {}};
   Swarm& s = swarms_.at(n->second);
@@ -291,7 +315,7 @@ UnpublishOutcome SwarmTable::Unpublish(std::string_view name, std::string_view o
 
 std::optional<InfoHash> SwarmTable::Resolve(std::string_view key) const {
   InfoHash ih;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (FromHex(key, ih)) {
     if (swarms_.count(ih)) return ih;
     return std::nullopt;
@@ -313,7 +337,7 @@ SwarmSummary SwarmTable::MakeSummary(const InfoHash& ih, const Swarm& s) const {
 }
 
 std::optional<SwarmSummary> SwarmTable::Summary(const InfoHash& ih) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = swarms_.find(ih);
   if (it == swarms_.end()) return std::nullopt;
   return MakeSummary(ih, it->second);
@@ -321,21 +345,21 @@ std::optional<SwarmSummary> SwarmTable::Summary(const InfoHash& ih) const {
 
 std::vector<SwarmSummary> SwarmTable::List() const {
   std::vector<SwarmSummary> out;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   out.reserve(registered_);
   for (const auto& [name, ih] : names_) out.push_back(MakeSummary(ih, swarms_.at(ih)));
   return out;
 }
 
 std::optional<RegistryEntry> SwarmTable::Entry(const InfoHash& ih) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = swarms_.find(ih);
   if (it == swarms_.end() || !it->second.entry) return std::nullopt;
   return *it->second.entry;
 }
 
 std::optional<std::vector<PeerView>> SwarmTable::Peers(const InfoHash& ih, std::int64_t now) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = swarms_.find(ih);
   if (it == swarms_.end()) return std::nullopt;
   std::vector<PeerView> out;
@@ -344,7 +368,7 @@ std::optional<std::vector<PeerView>> SwarmTable::Peers(const InfoHash& ih, std::
     PeerState st = PeerState::kRunning;
     if (p.stopped || p.left == 0) {
       st = PeerState::kDone;
-    } else if (p.last_announce + options_.stale_after < now) {
+    } else if (p.last_announce + StaleAfter(p) < now) {
       st = PeerState::kStale;
     }
     out.push_back({p, st});
@@ -352,9 +376,16 @@ std::optional<std::vector<PeerView>> SwarmTable::Peers(const InfoHash& ih, std::
   return out;
 }
 
+std::int64_t SwarmTable::StaleAfter(const Peer& p) const {
+  if (p.left > 0 && options_.progress_interval > 0) {
+    return std::min(options_.stale_after, 3 * options_.progress_interval);
+  }
+  return options_.stale_after;
+}
+
 void SwarmTable::RestoreSwarm(const InfoHash& ih, std::optional<RegistryEntry> entry,
                               std::int64_t completed, std::int64_t created) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Swarm& s = swarms_[ih];
   s.completed = completed;
   s.created = created;
@@ -369,7 +400,7 @@ void SwarmTable::RestoreSwarm(const InfoHash& ih, std::optional<RegistryEntry> e
 }
 
 void SwarmTable::RestorePeer(const InfoHash& ih, const Peer& peer) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = swarms_.find(ih);
   if (it == swarms_.end()) return;
   Swarm& s = it->second;
@@ -377,13 +408,17 @@ void SwarmTable::RestorePeer(const InfoHash& ih, const Peer& peer) {
       total_peers_ >= options_.max_peers) {
     return;
   }
-  AddPeer(s, peer);
+  Peer p = peer;
+  p.progress_at = p.rate_at = p.last_announce;
+  p.rate_left = p.left;
+  p.rate = -1;
+  AddPeer(s, p);
   ++total_peers_;
-  CountPeer(s, peer, +1);
+  CountPeer(s, p, +1);
 }
 
 SwarmTable::Totals SwarmTable::GetTotals() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return {swarms_.size(), total_peers_, static_cast<std::size_t>(total_seeders_),
           static_cast<std::size_t>(total_leechers_), static_cast<std::size_t>(registered_)};
 }

@@ -10,12 +10,12 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "proto/mutex.h"
 #include "proto/result.h"
 #include "tracker/peer.h"
 #include "tracker/peer_selection.h"
@@ -63,7 +63,18 @@ struct StateOptions {
   int numwant_default = 50;
   int numwant_max = 200;
   SubnetPrefix subnet;
-  std::int64_t interval = 120;      // seconds, announced to clients
+  std::int64_t interval = 120;  // seconds, announced to clients
+  // Seconds announced to peers that still have something left (0: they get
+  // `interval` too). A short one keeps the fleet view (the completion view
+  // and `swarmcast status`) right to within seconds while a distribution
+  // runs; finished peers go back to `interval`, so the cost lasts only as
+  // long as the downloads.
+  std::int64_t progress_interval = 0;
+  // A new peer id from the same IP and port as a known entry replaces it:
+  // the process that held the port before (killed, restarted) is gone, or
+  // the port would still be taken. Off for NATs that map many hosts onto
+  // one address and port range.
+  bool replace_same_address = true;
   std::int64_t expire_after = 360;  // seconds without an announce
   std::int64_t stale_after = 180;   // seconds: "stale" in the peer views
   // A re-announce that changes only the time and the up/down counters is
@@ -78,6 +89,7 @@ struct AnnouncedPeer {
 };
 
 struct AnnounceOutcome {
+  std::int64_t interval = 0;    // seconds until this peer's next announce
   std::int64_t complete = 0;    // seeders
   std::int64_t incomplete = 0;  // leechers
   std::int64_t downloaded = 0;  // completed count
@@ -138,7 +150,8 @@ class SwarmTable {
   // NAT mapping), or when the entry has no key and the request comes from
   // the same IP (it may then add its key). Any other announce with that
   // peer_id is refused and changes nothing: it cannot move, stop or
-  // complete the entry.
+  // complete the entry. A new peer_id from the IP and port of an entry
+  // replaces that entry (replace_same_address): a restarted node.
   Result<AnnounceOutcome, std::string> Announce(const AnnounceRequest& req, const PeerAddress& from,
                                                 std::int64_t now);
 
@@ -169,6 +182,10 @@ class SwarmTable {
   std::vector<SwarmSummary> List() const;
   std::optional<RegistryEntry> Entry(const InfoHash& ih) const;
   std::optional<std::vector<PeerView>> Peers(const InfoHash& ih, std::int64_t now) const;
+  // How long a peer may be silent before the views call it stale: with
+  // something left and a progress_interval, three of those; else
+  // stale_after.
+  std::int64_t StaleAfter(const Peer& p) const;
 
   // Startup: state read back from the database; not reported to the sink.
   void RestoreSwarm(const InfoHash& ih, std::optional<RegistryEntry> entry, std::int64_t completed,
@@ -197,19 +214,23 @@ class SwarmTable {
   static constexpr std::size_t kIndexFrom = 64;
   static std::size_t FindPeer(const Swarm& s, const PeerId& id);  // peers.size() if absent
   static void AddPeer(Swarm& s, const Peer& p);
-  void RemovePeerAt(const InfoHash& ih, Swarm& s, std::size_t i);
-  void CountPeer(Swarm& s, const Peer& p, int sign);
-  SwarmSummary MakeSummary(const InfoHash& ih, const Swarm& s) const;
+  void RemovePeerAt(const InfoHash& ih, Swarm& s, std::size_t i) REQUIRES(mu_);
+  void CountPeer(Swarm& s, const Peer& p, int sign) REQUIRES(mu_);
+  SwarmSummary MakeSummary(const InfoHash& ih, const Swarm& s) const REQUIRES(mu_);
 
   const StateOptions options_;
   StateSink* const sink_;  // may be null
 
-  mutable std::mutex mu_;  // guards everything below
-  SwarmMap swarms_;
-  std::unordered_map<std::string, InfoHash> names_;
-  std::size_t total_peers_ = 0;
-  std::int64_t total_seeders_ = 0, total_leechers_ = 0, registered_ = 0;
-  PeerRng rng_;
+  // Every announce, scrape, registry call and the expiry timer, from any
+  // network thread; held briefly, no I/O under it (the sink only queues).
+  mutable Mutex mu_;
+  SwarmMap swarms_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, InfoHash> names_ GUARDED_BY(mu_);
+  std::size_t total_peers_ GUARDED_BY(mu_) = 0;
+  std::int64_t total_seeders_ GUARDED_BY(mu_) = 0;
+  std::int64_t total_leechers_ GUARDED_BY(mu_) = 0;
+  std::int64_t registered_ GUARDED_BY(mu_) = 0;
+  PeerRng rng_ GUARDED_BY(mu_);
 };
 
 }  // namespace swarmcast::tracker

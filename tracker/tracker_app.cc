@@ -17,6 +17,7 @@
 #include "tracker/http_server.h"
 #include "tracker/json.h"
 #include "tracker/metrics.h"
+#include "tracker/process_metrics.h"
 #include "tracker/registry_access.h"
 #include "tracker/registry_handler.h"
 #include "tracker/router.h"
@@ -171,7 +172,9 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
                   t.leechers,
                   db->pending(),
                   metrics.connections().load()};
-    return metrics.Render(g);
+    std::string out = metrics.Render(g);
+    RenderProcessMetrics(out);
+    return out;
   });
   UdpConfig uc;
   uc.private_mode = !config.announce_tokens.empty();

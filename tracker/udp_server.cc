@@ -153,7 +153,7 @@ bool UdpProtocol::Announce(const std::uint8_t* d, std::size_t n, const udp::endp
   }
   Put32(reply, kAnnounce);
   Put32(reply, txid);
-  Put32(reply, Clamp32(table_.options().interval));
+  Put32(reply, Clamp32(outcome->interval));
   Put32(reply, Clamp32(outcome->incomplete));
   Put32(reply, Clamp32(outcome->complete));
   int sent = 0;

@@ -5,6 +5,7 @@
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
 #include "node/cli/json_output.h"
+#include "node/cli/metrics_endpoint.h"
 #include "node/cli/push_wiring.h"
 #include "node/hash_cache.h"
 #include "node/payload_check.h"
@@ -70,6 +71,7 @@ int RunGet(int argc, char** argv) {
   std::string key, out, linger = "5m", stall = "10m", wait = "0";
   bool no_linger = false, torrent_urls = false, force = false;
   PushGetFlags push_flags;
+  MetricsFlags metrics_flags;
   po::options_description d("Options");
   d.add_options()("swarm", po::value(&key)->required(), "registry name or 40-hex info-hash")(
       "output,o", po::value(&out)->required(), "directory to put the download in")(
@@ -88,6 +90,7 @@ int RunGet(int argc, char** argv) {
       "wait up to this long for the name to be published (--wait alone: 24h; default: "
       "a name not in the registry is an error at once)");
   AddPushGetOptions(d, push_flags);
+  AddMetricsOptions(d, metrics_flags);
   AddTrackerOptions(d, trk);
   AddNetworkOptions(d, net);
   AddCommonOptions(d, common);
@@ -140,6 +143,8 @@ int RunGet(int argc, char** argv) {
   auto netopts = ToNetworkOptions(net, log);
   auto peers = ToPeerEndpoints(net, log);
   if (!client || !retry || !netopts || !peers) return kExitUsage;
+  MetricsEndpoint metrics;
+  if (!metrics.Start(metrics_flags, "get", "fetching metainfo", log)) return kExitUsage;
 
   // Listed by `swarmcast status` from here until this command exits.
   StatusFile status(StateDir(),
@@ -221,6 +226,11 @@ int RunGet(int argc, char** argv) {
   GetPush push;
   WireGetPush(push_flags, registry_push, info_hash, client->token(), t, push, log);
   t.status_extra = [&push] { return nlohmann::json{{"push", GetPushJson(push)}}; };
+  t.metrics = metrics.metrics();
+  t.metrics_extra = [&push](NodeSample& m) {
+    m.push = push.download != nullptr;
+    if (push.download) m.push_pieces = static_cast<std::int64_t>(push.download->pieces_pushed());
+  };
   auto report = RunTransfer(t);
   if (!report) {
     log.Error(report.error().message);

@@ -5,6 +5,7 @@
 #include "node/cli/common.h"
 #include "node/cli/early_signals.h"
 #include "node/cli/json_output.h"
+#include "node/cli/metrics_endpoint.h"
 #include "node/cli/push_wiring.h"
 #include "node/file_io.h"
 #include "node/hash_cache.h"
@@ -21,6 +22,7 @@ int RunSeed(int argc, char** argv) {
   TrackerFlags trk;
   std::string path, name, piece_size = "auto", torrent_file, save_torrent;
   PushSeedFlags push_flags;
+  MetricsFlags metrics_flags;
   bool hybrid = false, rehash = false;
   int stop_after_copies = 0;
   po::options_description d("Options");
@@ -38,6 +40,7 @@ int RunSeed(int argc, char** argv) {
       "exit once N full copies were made: downloads the tracker saw complete since this seed "
       "started, or copies among the connected peers (0: seed until interrupted)");
   AddPushSeedOptions(d, push_flags);
+  AddMetricsOptions(d, metrics_flags);
   AddTrackerOptions(d, trk);
   AddNetworkOptions(d, net);
   AddCommonOptions(d, common);
@@ -62,6 +65,8 @@ int RunSeed(int argc, char** argv) {
   auto netopts = ToNetworkOptions(net, log);
   auto peers = ToPeerEndpoints(net, log);
   if (!client || !retry || !netopts || !peers) return kExitUsage;
+  MetricsEndpoint metrics;
+  if (!metrics.Start(metrics_flags, "seed", "starting", log)) return kExitUsage;
   std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
   // "dir/" names the directory itself.
   if (!content.has_filename() && content.has_parent_path()) content = content.parent_path();
@@ -159,6 +164,7 @@ int RunSeed(int argc, char** argv) {
     log.Error(push.error());
     return kExitNetwork;
   }
+  metrics.SetState("publishing");
   status.Update([&] {
     nlohmann::json j = status.last();
     j["state"] = "publishing";
@@ -222,6 +228,18 @@ int RunSeed(int argc, char** argv) {
   t.progress_interval = ProgressInterval(common);
   t.status = &status;
   t.status_extra = [&push] { return nlohmann::json{{"push", SeedPushJson(*push)}}; };
+  t.metrics = metrics.metrics();
+  t.metrics_extra = [&push](NodeSample& m) {
+    if (!push->sender) return;
+    const auto st = push->sender->stats();
+    m.push = true;
+    m.fanout_backend = std::string(push->sender->backend_name());
+    m.push_subscribers = static_cast<std::int64_t>(st.subscribers);
+    m.push_subscribers_dropped = static_cast<std::int64_t>(st.dropped);
+    m.push_pieces = static_cast<std::int64_t>(st.pieces_sent);
+    m.fanout_calls = static_cast<std::int64_t>(st.fanout_calls);
+    m.fanout_sockets = static_cast<std::int64_t>(st.fanout_targets);
+  };
   if (push->sender) {
     t.pushed_bytes = [sender = push->sender.get()] {
       return static_cast<std::int64_t>(sender->stats().payload_bytes);

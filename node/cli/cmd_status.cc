@@ -18,6 +18,15 @@ namespace {
 
 using Json = nlohmann::json;
 
+// The tracker's text on a terminal: control bytes become '?', so a
+// hostile tracker cannot move the cursor or clear the screen.
+std::string Printable(std::string s) {
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return s;
+}
+
 // Transfers running on this machine, from the status files they keep in
 // StateDir(). Files of processes that are gone are removed.
 int LocalStatus(const CommonFlags& common, const proto::Logger& log) {
@@ -83,7 +92,11 @@ int SwarmStatus(RegistryClient& client, const RetryPolicy& retry, const std::str
                             {"port", s.port},
                             {"left", s.left},
                             {"since", s.since},
-                            {"last_announce", s.last_announce}});
+                            {"last_announce", s.last_announce},
+                            {"why", s.why},
+                            {"reason", s.reason},
+                            {"idle_seconds", s.idle_seconds},
+                            {"rate", s.rate}});
     }
     Json j = {{"name", swarm->name},         {"info_hash", swarm->info_hash},
               {"size", swarm->size},         {"seeders", swarm->seeders},
@@ -100,10 +113,11 @@ int SwarmStatus(RegistryClient& client, const RetryPolicy& retry, const std::str
             << ", stale " << view->stale << (view->AllDone() ? "  -- every peer is done" : "")
             << "\n";
   if (!view->stragglers.empty()) {
-    std::printf("  %-15s %-6s %12s %s\n", "IP", "PORT", "LEFT", "PEER");
+    std::printf("  %-15s %-6s %12s %-12s %s\n", "IP", "PORT", "LEFT", "WHY", "DETAIL");
     for (const Straggler& s : view->stragglers) {
-      std::printf("  %-15s %-6lld %12s %s\n", s.ip.c_str(), static_cast<long long>(s.port),
-                  FormatBytes(static_cast<double>(s.left)).c_str(), s.peer.c_str());
+      std::printf("  %-15s %-6lld %12s %-12s %s\n", s.ip.c_str(), static_cast<long long>(s.port),
+                  FormatBytes(static_cast<double>(s.left)).c_str(),
+                  Printable(s.why.empty() ? "-" : s.why).c_str(), Printable(s.reason).c_str());
     }
   }
   return kExitOk;

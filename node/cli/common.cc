@@ -356,6 +356,7 @@ nlohmann::json ReportJson(const TransferReport& r) {
                       {"uploaded_bytes", r.uploaded_bytes},
                       {"uploaded_wire_bytes", r.uploaded_wire_bytes},
                       {"uploaded_push_bytes", r.uploaded_push_bytes},
+                      {"disk_errors", r.disk_errors},
                       {"total_seconds", r.total_seconds}};
   if (r.role == TransferOptions::Role::kSeed) {
     j["distributed_copies"] = r.distributed_copies;

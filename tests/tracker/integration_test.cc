@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -118,6 +119,27 @@ TEST(TrackerHttp, AnnounceCompactAndNonCompactAndScrape) {
   EXPECT_EQ(metrics.status, 200);
   EXPECT_NE(metrics.body.find("swarmcast_tracker_peers 3"), std::string::npos) << metrics.body;
   EXPECT_NE(metrics.body.find("swarmcast_tracker_announce_seconds_count"), std::string::npos);
+}
+
+TEST(TrackerHttp, MetricsCarryBuildInfoAndTheProcess) {
+  TrackerProcess t;
+  ASSERT_TRUE(t.Start()) << t.error();
+  const std::string body = HttpGet(t.host(), t.port(), "/metrics").body;
+  EXPECT_NE(body.find("swarmcast_build_info{version=\"" SWARMCAST_VERSION "\"} 1\n"),
+            std::string::npos)
+      << body;
+  // The tracker's own numbers, read back against what the kernel says.
+  EXPECT_GT(MetricValue(body, "process_resident_memory_bytes"), 1 << 20);
+  EXPECT_GT(MetricValue(body, "process_virtual_memory_bytes"), 1 << 20);
+  const long long fds = MetricValue(body, "process_open_fds");
+  EXPECT_GE(fds, 4) << "stdio, the database, a listener at least";
+  EXPECT_LT(fds, MetricValue(body, "process_max_fds"));
+  const long long start = MetricValue(body, "process_start_time_seconds");
+  const long long now = static_cast<long long>(std::time(nullptr));
+  EXPECT_LE(start, now + 1);
+  EXPECT_GT(start, now - 120) << "started by this test";
+  EXPECT_NE(body.find("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total "),
+            std::string::npos);
 }
 
 TEST(TrackerHttp, ConcurrentClientsOnTwoNetworkThreads) {

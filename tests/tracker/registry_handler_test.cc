@@ -149,7 +149,9 @@ TEST_F(RegistryHandlerTest, PeersAndCompletion) {
             R"({"peer":")" +
                 token('n') +
                 R"(","ip":"127.0.0.1",)"
-                R"("port":6001,"left":500,"since":1000,"last_announce":1000}]})");
+                R"("port":6001,"left":500,"since":1000,"last_announce":1000,)"
+                // Why it is not done: one announce, so no rate yet.
+                R"("why":"downloading","reason":"downloading","idle_seconds":0,"rate":-1}]})");
   HttpReply torrent = Call("GET", "/v1/swarms/image-1/torrent");
   EXPECT_EQ(torrent.content_type, "application/x-bittorrent");
   EXPECT_EQ(torrent.body, torrent_);

@@ -296,5 +296,81 @@ TEST(SwarmTable, ARetiredEntryLivesWhileSeededThenExpires) {
   EXPECT_TRUE(t.Entry(Hash(2)).has_value()) << "the named entry never expires";
 }
 
+TEST(SwarmTable, DownloadingPeersGetTheProgressInterval) {
+  StateOptions o;
+  o.interval = 120;
+  o.progress_interval = 10;
+  SwarmTable t(o, nullptr, 1);
+  auto leecher = t.Announce(Req(1, 1, 100, AnnounceEvent::kStarted), Addr(1), 1000);
+  ASSERT_TRUE(leecher.ok());
+  EXPECT_EQ(leecher->interval, 10);
+  auto seed = t.Announce(Req(1, 2, 0, AnnounceEvent::kStarted), Addr(2), 1000);
+  ASSERT_TRUE(seed.ok());
+  EXPECT_EQ(seed->interval, 120) << "a finished peer goes back to the long interval";
+  auto done = t.Announce(Req(1, 1, 0, AnnounceEvent::kCompleted), Addr(1), 1010);
+  ASSERT_TRUE(done.ok());
+  EXPECT_EQ(done->interval, 120);
+  // Off: everyone gets `interval`.
+  SwarmTable off({}, nullptr, 1);
+  EXPECT_EQ(off.Announce(Req(1, 1, 100), Addr(1), 1000)->interval, 120);
+}
+
+TEST(SwarmTable, ADownloadingPeerIsStaleAfterThreeProgressIntervals) {
+  StateOptions o;
+  o.interval = 120;
+  o.stale_after = 180;
+  o.progress_interval = 10;
+  SwarmTable t(o, nullptr, 1);
+  ASSERT_TRUE(t.Announce(Req(1, 1, 100), Addr(1), 1000).ok());
+  ASSERT_TRUE(t.Announce(Req(1, 2, 0), Addr(2), 1000).ok());
+  EXPECT_EQ((*t.Peers(Hash(1), 1030))[0].state, PeerState::kRunning);
+  EXPECT_EQ((*t.Peers(Hash(1), 1031))[0].state, PeerState::kStale);
+  EXPECT_EQ((*t.Peers(Hash(1), 1031))[1].state, PeerState::kDone);
+}
+
+TEST(SwarmTable, ANewPeerIdOnAKnownAddressReplacesTheOldEntry) {
+  RecordingSink sink;
+  SwarmTable t({}, &sink, 1);
+  ASSERT_TRUE(t.Announce(Req(1, 1, 100, AnnounceEvent::kStarted), Addr(1), 1000).ok());
+  ASSERT_TRUE(t.Announce(Req(1, 2, 0, AnnounceEvent::kStarted), Addr(2), 1000).ok());
+  // Peer 1 was killed and restarted on the same IP and port: a new id.
+  AnnounceRequest again = Req(1, 3, 60, AnnounceEvent::kStarted);
+  auto r = t.Announce(again, Addr(1), 1005);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->incomplete, 1) << "the old entry no longer counts as a leecher";
+  auto peers = *t.Peers(Hash(1), 1005);
+  ASSERT_EQ(peers.size(), 2u);
+  for (const PeerView& v : peers) EXPECT_NE(v.peer.id, Req(1, 1, 0).peer_id);
+  EXPECT_EQ(sink.peers.count(Req(1, 1, 0).peer_id), 0u) << "removed from the database too";
+  EXPECT_EQ(t.GetTotals().peers, 2u);
+  EXPECT_EQ(t.GetTotals().leechers, 1u);
+  // Another port on the same IP is another node: both stay.
+  ASSERT_TRUE(t.Announce(Req(1, 4, 60), Addr(4), 1006).ok());
+  EXPECT_EQ(t.Peers(Hash(1), 1006)->size(), 3u);
+  // Off: the old entry stays until it expires.
+  StateOptions keep;
+  keep.replace_same_address = false;
+  SwarmTable k(keep, nullptr, 1);
+  ASSERT_TRUE(k.Announce(Req(1, 1, 100), Addr(1), 1000).ok());
+  ASSERT_TRUE(k.Announce(Req(1, 3, 100), Addr(1), 1001).ok());
+  EXPECT_EQ(k.Peers(Hash(1), 1001)->size(), 2u);
+}
+
+TEST(SwarmTable, ProgressTimeAndRateFollowLeft) {
+  SwarmTable t({}, nullptr, 1);
+  ASSERT_TRUE(t.Announce(Req(1, 1, 1000), Addr(1), 1000).ok());
+  Peer p = (*t.Peers(Hash(1), 1000))[0].peer;
+  EXPECT_EQ(p.progress_at, 1000);
+  EXPECT_EQ(p.rate, -1) << "no rate from one announce";
+  ASSERT_TRUE(t.Announce(Req(1, 1, 600), Addr(1), 1010).ok());
+  p = (*t.Peers(Hash(1), 1010))[0].peer;
+  EXPECT_EQ(p.progress_at, 1010);
+  EXPECT_EQ(p.rate, 40);
+  ASSERT_TRUE(t.Announce(Req(1, 1, 600), Addr(1), 1030).ok());  // nothing came
+  p = (*t.Peers(Hash(1), 1030))[0].peer;
+  EXPECT_EQ(p.progress_at, 1010);
+  EXPECT_EQ(p.rate, 0);
+}
+
 }  // namespace
 }  // namespace swarmcast::tracker

@@ -43,6 +43,10 @@ struct Options {
   int numwant = 50;
   std::string path = "/announce";
   bool populate = true;
+  // Leechers report less left at every announce, as downloading peers do
+  // (each such announce is a change the tracker writes to SQLite); off:
+  // the same left every time.
+  bool progress = false;
   bool json = false;
 };
 
@@ -96,13 +100,21 @@ class Bench {
     }
   }
 
+  // What peer `n` reports left: a third are seeds; with --progress the
+  // others' left goes down with every announce sent.
+  std::uint64_t Left(int n) const {
+    if (n % 3 == 0) return 0;
+    if (!o_.progress) return 1000000;
+    return (std::uint64_t{1} << 40) - 1000 * ++sent_;
+  }
+
   // Announce of peer `n` (swarm n % S): the HTTP request line.
   std::string HttpRequest(int n, bool started, bool keep_alive) const {
     int swarm = n % o_.swarms;
     std::string r = "GET " + o_.path +
                     "?info_hash=" + hash_escaped_[static_cast<std::size_t>(swarm)] +
                     "&peer_id=" + PeerId(n) + "&port=" + std::to_string(10000 + n % 50000) +
-                    "&uploaded=0&downloaded=0&left=" + std::to_string(n % 3 == 0 ? 0 : 1000000) +
+                    "&uploaded=0&downloaded=0&left=" + std::to_string(Left(n)) +
                     "&compact=1&numwant=" + std::to_string(o_.numwant) +
                     (started ? "&event=started" : "") + " HTTP/1.1\r\nHost: " + o_.host +
                     (keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
@@ -119,7 +131,7 @@ class Bench {
     p += hash_raw_[static_cast<std::size_t>(n % o_.swarms)];
     p += PeerId(n);
     put(0, 8);
-    put(n % 3 == 0 ? 0 : 1000000, 8);
+    put(Left(n), 8);
     put(0, 8);
     put(started ? 2 : 0, 4);
     put(0, 4);
@@ -174,6 +186,7 @@ class Bench {
   std::vector<std::string> hash_escaped_, hash_raw_;
   bool populating_ = true;
   int next_populate_ = 0;
+  mutable std::uint64_t sent_ = 0;  // announces built (--progress)
   std::uint64_t populate_ok_ = 0, populate_failed_ = 0;
   Clock::time_point end_, next_slot_;
   std::mt19937_64 rng_{42};
@@ -469,6 +482,7 @@ int main(int argc, char** argv) {
     ("rate", po::value(&o.rate)->default_value(o.rate), "announces/s to offer (0: as fast as possible)")
     ("numwant", po::value(&o.numwant)->default_value(o.numwant), "peers asked for")
     ("no-populate", "skip announcing every peer once before measuring")
+    ("progress", "leechers report less left at every announce (downloading peers)")
     ("print-hashes", "print the swarms' info-hashes as hex, one a line (opentracker whitelist), and exit")
     ("json", "one JSON line of results");
   // clang-format on
@@ -517,6 +531,7 @@ int main(int argc, char** argv) {
   o.host = target.substr(0, colon);
   o.port = static_cast<unsigned short>(std::stoi(target.substr(colon + 1)));
   o.populate = !vm.count("no-populate");
+  o.progress = vm.count("progress") > 0;
   o.json = vm.count("json") > 0;
   try {
     net::io_context io(1);
