@@ -174,4 +174,11 @@ std::size_t Fleet::agents() const {
   return agents_.size();
 }
 
+std::vector<AgentRecord> Fleet::Agents() const {
+  MutexLock lock(mu_);
+  std::vector<AgentRecord> out;
+  for (const auto& [id, a] : agents_) out.push_back(a);
+  return out;
+}
+
 }  // namespace swarmcast::tracker

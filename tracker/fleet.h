@@ -131,6 +131,7 @@ class Fleet {
   std::optional<DeploymentView> View(const std::string& name) const EXCLUDES(mu_);
   std::vector<DeploymentView> List() const EXCLUDES(mu_);
   std::size_t agents() const EXCLUDES(mu_);
+  std::vector<AgentRecord> Agents() const EXCLUDES(mu_);  // in id order
 
  private:
   using ReportKey = std::pair<std::string, std::string>;  // deployment, agent

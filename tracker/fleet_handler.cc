@@ -107,7 +107,14 @@ HttpReply FleetHandler::Handle(std::string_view method, std::string_view path,
   const bool read = method == "GET" || method == "HEAD";
   if (Under(path, kAgents)) {
     auto id = Segment(path, kAgents);
-    if (!id || id->empty()) return JsonError(404, "not found");
+    if (!id) return JsonError(404, "not found");
+    if (id->empty()) {
+      if (!read) return JsonError(405, "method not allowed");
+      if (!access_.MayRead(authorization)) {
+        return JsonError(401, "token missing or wrong: this tracker is private");
+      }
+      return ListAgents();
+    }
     if (method != "PUT") return JsonError(405, "method not allowed");
     auto may = access_.MayAgent(authorization);
     if (!may) return JsonError(401, may.error());
@@ -257,6 +264,24 @@ HttpReply FleetHandler::Remove(std::string_view name, const std::string& owner,
   log_.Info("removed deployment " + gone->name + " from " + std::string(client));
   return JsonReply(
       200, Json{{"name", gone->name}, {"info_hash", ToHex(gone->info_hash)}, {"deleted", true}});
+}
+
+HttpReply FleetHandler::ListAgents() const {
+  const std::int64_t now = clock_.Now();
+  Json list = Json::array();
+  for (const AgentRecord& a : fleet_.Agents()) {
+    Json j;
+    j["agent"] = a.id;
+    j["labels"] = Json::object();
+    for (const auto& [k, v] : a.labels) j["labels"][k] = v;
+    j["data_dir"] = a.data_dir;
+    j["poll_seconds"] = a.poll_seconds;
+    j["first_seen"] = a.first_seen;
+    j["last_seen"] = a.last_seen;
+    j["silent"] = now - a.last_seen > SilentAfter(a.poll_seconds);
+    list.push_back(std::move(j));
+  }
+  return JsonReply(200, Json{{"agents", std::move(list)}});
 }
 
 HttpReply FleetHandler::Get(std::string_view name) const {

@@ -1,5 +1,6 @@
 // The fleet's JSON API (tracker/README.md, "Fleet API"):
 //
+//   GET    /v1/agents               every registered agent
 //   PUT    /v1/agents/{id}          an agent's sync (agent token)
 //   GET    /v1/deployments          every deployment with its counts
 //   GET    /v1/deployments/{name}   one deployment, each agent's state
@@ -54,6 +55,7 @@ class FleetHandler {
                    std::string_view client);
   HttpReply Remove(std::string_view name, const std::string& owner, std::string_view client);
   HttpReply Get(std::string_view name) const;
+  HttpReply ListAgents() const;
 
   Fleet& fleet_;
   const SwarmTable& table_;

@@ -154,6 +154,12 @@ void AgentService::ApplyAssignments(const std::vector<AgentAssignment>& assignme
     }
   }
   for (const std::string& hash : dropped) Evict(hash, "unassigned before it was complete");
+  if (changed) {
+    // Room may have been freed: what waited for the quota tries again now.
+    for (auto& [hash, e] : ledger_) {
+      if (e.state == "failed" && e.reason.rfind("quota", 0) == 0) retry_at_.erase(hash);
+    }
+  }
   for (const auto& [hash, a] : wanted) {
     auto it = ledger_.find(hash);
     if (it == ledger_.end()) {
