@@ -28,7 +28,8 @@ namespace swarmcast::tracker {
 
 class FleetHandler {
  public:
-  static constexpr std::size_t kMaxBody = 64 * 1024;
+  // Room for kMaxReports reports with full reasons.
+  static constexpr std::size_t kMaxBody = 1024 * 1024;
   static constexpr std::size_t kMaxReports = 1024;
   static constexpr std::size_t kMaxReason = 512;
   static constexpr std::size_t kMaxDataDir = 1024;
