@@ -141,7 +141,8 @@ Result<RegistryClient::Response, RegistryError> RegistryClient::Request(const st
   req.set(http::field::connection, "close");
   if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
   if (method == "PUT") {
-    req.set(http::field::content_type, "application/x-bittorrent");
+    req.set(http::field::content_type,
+            target.rfind("/v1/swarms", 0) == 0 ? "application/x-bittorrent" : "application/json");
     req.body() = body;
     req.prepare_payload();
   }
@@ -280,6 +281,14 @@ Result<bool, RegistryError> RegistryClient::IsPrivate() {
   if (!j) return Unexpected(j.error());
   auto it = j->find("private");
   return it != j->end() && it->is_boolean() && it->get<bool>();
+}
+
+Result<RegistryClient::JsonAnswer, RegistryError> RegistryClient::CallJson(
+    const std::string& method, const std::string& target, const std::string& json_body) {
+  auto r = Request(method, target, json_body, kJsonLimit);
+  if (!r) return Unexpected(r.error());
+  if (r->status < 200 || r->status > 299) return Unexpected(StatusError(r->status, r->body));
+  return JsonAnswer{r->status, std::move(r->body)};
 }
 
 Result<UnpublishResult, RegistryError> RegistryClient::Unpublish(const std::string& name) {

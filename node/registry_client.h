@@ -150,6 +150,17 @@ class RegistryClient {
   // DELETE /v1/swarms/{name}: only the name's owner may.
   Result<UnpublishResult, RegistryError> Unpublish(const std::string& name);
 
+  // A call of the fleet API (/v1/agents, /v1/deployments: node/fleet_api.h
+  // builds and reads them): `method` GET, PUT or DELETE, `target` already
+  // escaped, `json_body` sent as is. A 2xx reply's status and body (at most
+  // 4 MiB); any other status becomes its error, as for the calls above.
+  struct JsonAnswer {
+    int status = 0;
+    std::string body;
+  };
+  Result<JsonAnswer, RegistryError> CallJson(const std::string& method, const std::string& target,
+                                             const std::string& json_body = {});
+
  private:
   struct Response {
     int status = 0;

@@ -17,7 +17,7 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
   std::int64_t max_inflight = static_cast<std::int64_t>(c.http.max_body_bytes_in_flight);
   int request_timeout_ms = 10000, idle_timeout_ms = 30000, batch_ms = 1000;
   std::vector<std::string> admin_token_files;
-  std::string announce_token_file;
+  std::string announce_token_file, agent_token_file;
   int tls_handshake_timeout_ms = 5000;
   std::int64_t db_refresh = -1;
   std::string log_level = "info";
@@ -81,6 +81,12 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
     ("announce-token-file", po::value(&announce_token_file),
      "like --announce-token, one token per line (blank lines and # comments skipped); "
      "keeps them out of `ps`")
+    ("agent-token", po::value(&c.agent_tokens)->composing(),
+     "node agents (swarmcast agent) sync with `Authorization: Bearer TOKEN`: this token, an "
+     "announce token or an admin token; it cannot publish or deploy. In private mode it also "
+     "reads and announces. Repeat for several")
+    ("agent-token-file", po::value(&agent_token_file),
+     "like --agent-token, one token per line (blank lines and # comments skipped)")
     ("admin-token", po::value(&c.admin_tokens)->composing(),
      "registry writes (PUT, DELETE) need `Authorization: Bearer TOKEN`; repeat for several "
      "publishers, each owning the names it publishes. Without any (and without "
@@ -200,6 +206,16 @@ Result<CommandLine, std::string> ParseCommandLine(int argc, const char* const* a
     auto tokens = ReadTokenFile(announce_token_file);
     if (!tokens) return Unexpected("--announce-token-file: " + tokens.error());
     c.announce_tokens.insert(c.announce_tokens.end(), tokens->begin(), tokens->end());
+  }
+  if (!agent_token_file.empty()) {
+    auto tokens = ReadTokenFile(agent_token_file);
+    if (!tokens) return Unexpected("--agent-token-file: " + tokens.error());
+    c.agent_tokens.insert(c.agent_tokens.end(), tokens->begin(), tokens->end());
+  }
+  for (const std::string& t : c.agent_tokens) {
+    if (t.empty() || t.find_first_of("/?&%# \t\r\n") != std::string::npos) {
+      return Unexpected(std::string("--agent-token must be non-empty without / ? & % # blanks"));
+    }
   }
   if (!admin_token_files.empty() && !c.admin_tokens.empty()) {
     return Unexpected(std::string("give --admin-token or --admin-token-file, not both"));

@@ -29,6 +29,9 @@ struct TrackerConfig {
   proto::MetainfoLimits metainfo;
   bool trust_ip_param = false;
   std::vector<std::string> announce_tokens;
+  // Node agents' credentials (PUT /v1/agents/ID); announce and admin
+  // tokens are accepted too. In private mode they also read and announce.
+  std::vector<std::string> agent_tokens;
   // Registry publishers, one token each. Empty and not open_registry: the
   // tracker uses the token it keeps in generated_token_file (made at first
   // start).

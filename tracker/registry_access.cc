@@ -31,7 +31,9 @@ RegistryAccess::RegistryAccess(const AccessOptions& o)
   for (const std::string& t : o.admin_tokens) publisher_ids_.push_back(PublisherId(t));
   std::vector<std::string> readers = o.announce_tokens;
   readers.insert(readers.end(), o.admin_tokens.begin(), o.admin_tokens.end());
+  readers.insert(readers.end(), o.agent_tokens.begin(), o.agent_tokens.end());
   readers_ = TokenSet(readers);
+  agents_ = TokenSet(readers);
 }
 
 Result<std::string, std::string> RegistryAccess::Writer(std::string_view authorization,
@@ -52,6 +54,14 @@ bool RegistryAccess::MayRead(std::string_view authorization) const {
   if (!private_reads_) return true;
   const std::string_view token = BearerToken(authorization);
   return !token.empty() && readers_.Matches(token);
+}
+
+Result<bool, std::string> RegistryAccess::MayAgent(std::string_view authorization) const {
+  const std::string_view token = BearerToken(authorization);
+  if (token.empty() && open_) return true;
+  if (!token.empty() && agents_.Matches(token)) return true;
+  return Unexpected(
+      std::string("agent token missing or wrong (an agent, announce or admin token)"));
 }
 
 }  // namespace swarmcast::tracker

@@ -13,6 +13,13 @@
 // proxy logs, shell history and `ps`; announces carry theirs in the URL
 // only because BitTorrent clients can send nothing else.
 //
+// Agents (`swarmcast agent`: PUT /v1/agents/{id}) need an agent token
+// (--agent-token), an announce token or an admin token, so a fleet can be
+// given a credential that lets its nodes register and report but not
+// publish or deploy; with --open-registry a sync without a token is
+// accepted too. In private mode an agent token also reads and announces
+// (an agent must fetch what it is assigned).
+//
 // Immutable after construction; safe from any thread.
 #pragma once
 
@@ -29,6 +36,7 @@ struct AccessOptions {
   std::vector<std::string> admin_tokens;     // one per publisher
   std::vector<std::string> announce_tokens;  // non-empty: private mode
   bool open_registry = false;                // writes without a token allowed
+  std::vector<std::string> agent_tokens;     // may sync as an agent
 };
 
 class RegistryAccess {
@@ -44,6 +52,9 @@ class RegistryAccess {
                                           std::string_view client_ip) const;
   // Whether a read with this Authorization header value may see swarms.
   bool MayRead(std::string_view authorization) const;
+  // Whether an agent sync with this Authorization header value is allowed;
+  // otherwise the reason for a 401.
+  Result<bool, std::string> MayAgent(std::string_view authorization) const;
 
   bool private_reads() const { return private_reads_; }
   bool open_registry() const { return open_; }
@@ -51,7 +62,8 @@ class RegistryAccess {
  private:
   TokenSet admins_;
   std::vector<std::string> publisher_ids_;  // parallel to admins_
-  TokenSet readers_;                        // announce and admin tokens
+  TokenSet readers_;                        // announce, agent and admin tokens
+  TokenSet agents_;                         // the same set: who may sync as an agent
   bool private_reads_ = false;
   bool open_ = true;
 };

@@ -29,15 +29,19 @@ bool IsRegistryPath(std::string_view path) {
 
 }  // namespace
 
-Router::Router(AnnounceHandler& announce, RegistryHandler& registry, Metrics& metrics,
-               std::function<std::string()> render_metrics)
+Router::Router(AnnounceHandler& announce, RegistryHandler& registry, FleetHandler* fleet,
+               Metrics& metrics, std::function<std::string()> render_metrics)
     : announce_(announce),
       registry_(registry),
+      fleet_(fleet),
       metrics_(metrics),
       render_metrics_(std::move(render_metrics)) {}
 
 std::size_t Router::BodyLimit(std::string_view method, std::string_view target) const {
-  if (method == "PUT" && IsRegistryPath(SplitTarget(target).path)) return registry_.max_body();
+  if (method != "PUT") return 0;
+  const std::string_view path = SplitTarget(target).path;
+  if (IsRegistryPath(path)) return registry_.max_body();
+  if (fleet_ && FleetHandler::IsFleetPath(path)) return FleetHandler::kMaxBody;
   return 0;
 }
 
@@ -45,6 +49,11 @@ std::optional<HttpReply> Router::RefuseBeforeBody(std::string_view method, std::
                                                   std::string_view authorization,
                                                   const boost::asio::ip::address& remote) {
   const std::string_view path = SplitTarget(target).path;
+  if (fleet_ && FleetHandler::IsFleetPath(path)) {
+    auto refused = fleet_->CheckBeforeBody(method, path, authorization, remote.to_string());
+    if (refused) metrics_.Count(RequestKind::kRegistry, false);
+    return refused;
+  }
   if ((method != "PUT" && method != "DELETE") || !IsRegistryPath(path)) return std::nullopt;
   auto refused = registry_.CheckWriteBeforeBody(method, path, authorization, remote.to_string());
   if (refused) metrics_.Count(RequestKind::kRegistry, false);
@@ -70,6 +79,12 @@ void Router::Dispatch(HttpRequest request, std::function<void(HttpReply)> respon
     };
     return registry_.Handle(request.method, path, query, std::move(request.body),
                             request.authorization, request.remote.to_string(), std::move(counted));
+  }
+  if (fleet_ && FleetHandler::IsFleetPath(path)) {
+    HttpReply r = fleet_->Handle(request.method, path, request.body, request.authorization,
+                                 request.remote.to_string());
+    metrics_.Count(RequestKind::kRegistry, r.status < 400);
+    return respond(std::move(r));
   }
   if (path == "/healthz") {
     // Liveness: open in every mode, and it tells nothing about swarms;

@@ -46,6 +46,16 @@ const char* const kMigrations[] = {
     "ALTER TABLE swarms DROP COLUMN torrent;"
     "ALTER TABLE swarms ADD COLUMN owner TEXT;"
     "ALTER TABLE swarms ADD COLUMN retired INTEGER;",
+    // 4: the fleet (tracker/fleet.h): deployments, node agents and what
+    // each agent reported per deployment. Written by SqliteFleetStore.
+    "CREATE TABLE deployments(name TEXT PRIMARY KEY, info_hash BLOB NOT NULL,"
+    "  size INTEGER NOT NULL, target TEXT NOT NULL, owner TEXT NOT NULL,"
+    "  created INTEGER NOT NULL);"
+    "CREATE TABLE agents(id TEXT PRIMARY KEY, labels TEXT NOT NULL, data_dir TEXT NOT NULL,"
+    "  poll INTEGER NOT NULL, first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL);"
+    "CREATE TABLE agent_reports(deployment TEXT NOT NULL, agent TEXT NOT NULL,"
+    "  state TEXT NOT NULL, reason TEXT NOT NULL, bytes INTEGER NOT NULL,"
+    "  updated INTEGER NOT NULL, PRIMARY KEY(deployment, agent)) WITHOUT ROWID;",
 };
 static_assert(std::size(kMigrations) == SqliteStore::kSchemaVersion);
 

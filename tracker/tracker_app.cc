@@ -14,6 +14,9 @@
 #include "proto/endpoint.h"
 #include "tracker/announce_handler.h"
 #include "tracker/clock.h"
+#include "tracker/fleet.h"
+#include "tracker/fleet_handler.h"
+#include "tracker/fleet_store.h"
 #include "tracker/http_server.h"
 #include "tracker/json.h"
 #include "tracker/metrics.h"
@@ -142,6 +145,20 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
     return 1;
   }
 
+  // The fleet's tables on a connection of their own (its writes are
+  // synchronous; tracker/fleet_store.h).
+  auto fleet_store = SqliteFleetStore::Open(config.db, log);
+  if (!fleet_store) {
+    Fail(config, log, fleet_store.error());
+    return 1;
+  }
+  Fleet fleet(fleet_store->get(), FleetLimits{});
+  auto fleet_loaded = (*fleet_store)->Load(fleet);
+  if (!fleet_loaded) {
+    Fail(config, log, fleet_loaded.error());
+    return 1;
+  }
+
   AnnounceConfig ac;
   ac.limits = config.query;
   ac.trust_ip_param = config.trust_ip_param;
@@ -150,6 +167,7 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
   if (!config.announce_tokens.empty()) {
     std::vector<std::string> announcers = config.announce_tokens;
     announcers.insert(announcers.end(), admin_tokens->begin(), admin_tokens->end());
+    announcers.insert(announcers.end(), config.agent_tokens.begin(), config.agent_tokens.end());
     ac.tokens = TokenSet(announcers);
   }
   ac.min_interval = config.min_interval;
@@ -157,13 +175,14 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
   AnnounceHandler announce(table, metrics, clock, ac);
   RegistryConfig rc;
   rc.limits = config.metainfo;
-  rc.access =
-      RegistryAccess(AccessOptions{*admin_tokens, config.announce_tokens, config.open_registry});
+  rc.access = RegistryAccess(AccessOptions{*admin_tokens, config.announce_tokens,
+                                           config.open_registry, config.agent_tokens});
   rc.log = log;
   rc.peer_token_key = RandomSipKey();
   RegistryHandler registry(table, store->get(), clock, rc);
   SqliteStore* db = store->get();
-  Router router(announce, registry, metrics, [&] {
+  FleetHandler fleet_handler(fleet, table, registry.access(), clock, log);
+  Router router(announce, registry, &fleet_handler, metrics, [&] {
     SwarmTable::Totals t = table.GetTotals();
     GaugeValues g{t.swarms,
                   t.registered,
@@ -258,6 +277,8 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
     j["private"] = !config.announce_tokens.empty();
     j["swarms"] = loaded->swarms;
     j["peers"] = loaded->peers;
+    j["deployments"] = fleet_loaded->deployments;
+    j["agents"] = fleet_loaded->agents;
     std::cout << JsonText(j) << std::endl;
   }
   {
@@ -265,7 +286,8 @@ int RunTracker(const TrackerConfig& config, const proto::Logger& log) {
     for (const auto& b : bound) line += " " + b;
     line += std::string(" (") + (tls ? "HTTPS" : "HTTP") + (config.udp ? "+UDP)" : ")");
     line += ", db " + config.db + " (" + std::to_string(loaded->swarms) + " swarms, " +
-            std::to_string(loaded->peers) + " peers restored)";
+            std::to_string(loaded->peers) + " peers, " + std::to_string(fleet_loaded->deployments) +
+            " deployments, " + std::to_string(fleet_loaded->agents) + " agents restored)";
     log.Info(line);
   }
 

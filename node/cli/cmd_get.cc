@@ -7,6 +7,7 @@
 #include "node/cli/json_output.h"
 #include "node/cli/metrics_endpoint.h"
 #include "node/cli/push_wiring.h"
+#include "node/file_io.h"
 #include "node/hash_cache.h"
 #include "node/payload_check.h"
 #include "node/units.h"
@@ -68,7 +69,7 @@ int RunGet(int argc, char** argv) {
   CommonFlags common;
   NetworkFlags net;
   TrackerFlags trk;
-  std::string key, out, linger = "5m", stall = "10m", wait = "0";
+  std::string key, out, linger = "5m", stall = "10m", wait = "0", save_torrent;
   bool no_linger = false, torrent_urls = false, force = false;
   PushGetFlags push_flags;
   MetricsFlags metrics_flags;
@@ -88,7 +89,9 @@ int RunGet(int argc, char** argv) {
       "give up (exit 8) when no data arrived for this long; 0: wait forever")(
       "wait", po::value(&wait)->default_value(wait)->implicit_value("24h"),
       "wait up to this long for the name to be published (--wait alone: 24h; default: "
-      "a name not in the registry is an error at once)");
+      "a name not in the registry is an error at once)")(
+      "save-torrent", po::value(&save_torrent),
+      "also write the checked metainfo to this file (swarmcast agent seeds from it)");
   AddPushGetOptions(d, push_flags);
   AddMetricsOptions(d, metrics_flags);
   AddTrackerOptions(d, trk);
@@ -196,6 +199,12 @@ int RunGet(int argc, char** argv) {
     return kExitMetainfo;
   }
 
+  if (!save_torrent.empty()) {
+    if (auto ec = WriteFileAtomically(save_torrent, *torrent)) {
+      log.Error("cannot write " + save_torrent + ": " + ec.message());
+      return kExitStorage;
+    }
+  }
   const std::filesystem::path dir = std::filesystem::absolute(out).lexically_normal();
   if (auto done = CheckExistingTarget(dir, *torrent, *summary, force, common, status, log)) {
     return *done;

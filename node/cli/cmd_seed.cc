@@ -23,7 +23,7 @@ int RunSeed(int argc, char** argv) {
   std::string path, name, piece_size = "auto", torrent_file, save_torrent;
   PushSeedFlags push_flags;
   MetricsFlags metrics_flags;
-  bool hybrid = false, rehash = false;
+  bool hybrid = false, rehash = false, no_publish = false;
   int stop_after_copies = 0;
   po::options_description d("Options");
   d.add_options()("path", po::value(&path)->required(), "file or directory to seed")(
@@ -38,7 +38,11 @@ int RunSeed(int argc, char** argv) {
                                                        "also write the metainfo to this file")(
       "stop-after-copies", po::value(&stop_after_copies)->default_value(0),
       "exit once N full copies were made: downloads the tracker saw complete since this seed "
-      "started, or copies among the connected peers (0: seed until interrupted)");
+      "started, or copies among the connected peers (0: seed until interrupted)")(
+      "no-publish", po::bool_switch(&no_publish),
+      "serve an already published swarm (needs --torrent): announce and serve over the "
+      "BitTorrent wire, without publishing or a push port (what swarmcast agent runs to keep "
+      "what it fetched seeded)");
   AddPushSeedOptions(d, push_flags);
   AddMetricsOptions(d, metrics_flags);
   AddTrackerOptions(d, trk);
@@ -75,6 +79,14 @@ int RunSeed(int argc, char** argv) {
     log.Error("'" + name + "' is not a valid swarm name (" + std::string(proto::kSwarmNameRule) +
               "); pass --name");
     return kExitUsage;
+  }
+  if (no_publish) {
+    if (torrent_file.empty()) {
+      log.Error("--no-publish needs --torrent FILE (the published metainfo)");
+      return kExitUsage;
+    }
+    // The registry record names one push endpoint, the publisher's.
+    push_flags.no_push = true;
   }
   if (stop_after_copies < 0) {
     log.Error("--stop-after-copies must be 0 or more");
@@ -188,8 +200,11 @@ int RunSeed(int argc, char** argv) {
   // From the publish on the swarm is joinable: a SIGTERM must end the seed
   // cleanly, not kill it (RunTransfer handles signals from its start).
   CatchStopSignals();
-  auto published = WithRetries(
-      *retry, log, "tracker", [&] { return client->Publish(name, torrent_bytes, push->endpoint); });
+  auto published =
+      no_publish ? Result<PublishResult, RegistryError>(PublishResult{false, name, info_hash, {}})
+                 : WithRetries(*retry, log, "tracker", [&] {
+                     return client->Publish(name, torrent_bytes, push->endpoint);
+                   });
   if (!published) {
     log.Error(ToString(published.error()));
     return ExitFor(published.error());
@@ -199,11 +214,16 @@ int RunSeed(int argc, char** argv) {
               ", not its info-hash " + info_hash);
     return kExitTracker;
   }
-  log.Info(std::string(published->created ? "published " : "re-published ") + summary->name +
-           " as '" + name + "' (" + published->info_hash + ") at " + client->url().ToString() +
-           (published->previous.empty() ? "" : "; the name moved from " + published->previous) +
-           "; seeding on " + net.listen +
-           (push->endpoint.empty() ? std::string() : "; push on " + push->endpoint));
+  if (no_publish) {
+    log.Info("seeding " + summary->name + " (" + info_hash + ", not published by this seed) on " +
+             net.listen);
+  } else {
+    log.Info(std::string(published->created ? "published " : "re-published ") + summary->name +
+             " as '" + name + "' (" + published->info_hash + ") at " + client->url().ToString() +
+             (published->previous.empty() ? "" : "; the name moved from " + published->previous) +
+             "; seeding on " + net.listen +
+             (push->endpoint.empty() ? std::string() : "; push on " + push->endpoint));
+  }
 
   TransferOptions t;
   t.role = TransferOptions::Role::kSeed;
@@ -257,7 +277,7 @@ int RunSeed(int argc, char** argv) {
   }
   nlohmann::json j = ReportJson(*report);
   j["registry_name"] = name;
-  j["published"] = published->created ? "created" : "republished";
+  j["published"] = no_publish ? "no" : published->created ? "created" : "republished";
   j["previous"] =
       published->previous.empty() ? nlohmann::json() : nlohmann::json(published->previous);
   j["push"] = SeedPushJson(*push);

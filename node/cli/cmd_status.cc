@@ -8,8 +8,10 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/deployment_view.h"
 #include "node/cli/json_output.h"
 #include "node/file_io.h"
+#include "node/fleet_api.h"
 #include "node/units.h"
 #include "proto/metainfo.h"
 
@@ -84,6 +86,16 @@ int SwarmStatus(RegistryClient& client, const RetryPolicy& retry, const std::str
     log.Error(ToString(view.error()));
     return ExitFor(view.error());
   }
+  // The deployment of that name, when there is one: each agent's state.
+  std::optional<DeploymentStatus> deployment;
+  if (proto::IsValidSwarmName(key)) {
+    auto dep = WithRetries(retry, log, "tracker", [&] { return GetDeployment(client, key); });
+    if (dep) {
+      deployment = std::move(*dep);
+    } else if (dep.error().kind != RegistryError::Kind::kNotFound) {
+      log.Warning("deployment of " + key + ": " + ToString(dep.error()));
+    }
+  }
   if (common.json) {
     Json stragglers = Json::array();
     for (const Straggler& s : view->stragglers) {
@@ -104,6 +116,12 @@ int SwarmStatus(RegistryClient& client, const RetryPolicy& retry, const std::str
               {"total", view->total},        {"done", view->done},
               {"running", view->running},    {"stale", view->stale},
               {"all_done", view->AllDone()}, {"stragglers", stragglers}};
+    j["deployment"] = Json();
+    if (deployment) {
+      Json dj = deployment->raw;
+      dj["stragglers"] = StragglersJson(*deployment, std::time(nullptr));
+      j["deployment"] = std::move(dj);
+    }
     Output().SetResult(std::move(j));
     return kExitOk;
   }
@@ -120,6 +138,7 @@ int SwarmStatus(RegistryClient& client, const RetryPolicy& retry, const std::str
                   Printable(s.why.empty() ? "-" : s.why).c_str(), Printable(s.reason).c_str());
     }
   }
+  if (deployment) PrintDeployment(*deployment, std::time(nullptr));
   return kExitOk;
 }
 
@@ -145,7 +164,8 @@ int RunStatus(int argc, char** argv) {
                     "$XDG_RUNTIME_DIR/swarmcast, else /tmp/swarmcast-UID).\n"
                     "With NAME: the swarm's completion as the tracker (--tracker, or the\n"
                     "configured one) sees it: how many peers are done, still running or\n"
-                    "stale, and the stragglers.",
+                    "stale, and the stragglers; and when NAME is deployed to the fleet\n"
+                    "(swarmcast deploy), each agent's state.",
                     vm)) {
     return *code;
   }

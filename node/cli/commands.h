@@ -12,6 +12,8 @@ int RunGet(int argc, char** argv);
 int RunStatus(int argc, char** argv);
 int RunLs(int argc, char** argv);
 int RunUnpublish(int argc, char** argv);
+int RunAgent(int argc, char** argv);
+int RunDeploy(int argc, char** argv);
 
 struct Command {
   std::string_view name;
@@ -19,8 +21,8 @@ struct Command {
 };
 // Every subcommand: main dispatches on these names, and they are the
 // sections a config file may hold (node_config.h).
-inline constexpr Command kCommands[] = {{"create", RunCreate}, {"seed", RunSeed},
-                                        {"get", RunGet},       {"status", RunStatus},
-                                        {"ls", RunLs},         {"unpublish", RunUnpublish}};
+inline constexpr Command kCommands[] = {
+    {"create", RunCreate}, {"seed", RunSeed},           {"get", RunGet},     {"status", RunStatus},
+    {"ls", RunLs},         {"unpublish", RunUnpublish}, {"agent", RunAgent}, {"deploy", RunDeploy}};
 
 }  // namespace swarmcast::node::cli

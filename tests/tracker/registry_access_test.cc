@@ -6,7 +6,7 @@ namespace swarmcast::tracker {
 namespace {
 
 TEST(RegistryAccess, EachAdminTokenIsItsOwnPublisherNamedByADigest) {
-  RegistryAccess a(AccessOptions{{"alice-token", "bob-token"}, {}, false});
+  RegistryAccess a(AccessOptions{{"alice-token", "bob-token"}, {}, false, {}});
   auto alice = a.Writer("Bearer alice-token", "10.0.0.1");
   auto bob = a.Writer("Bearer bob-token", "10.0.0.1");
   ASSERT_TRUE(alice && bob);
@@ -22,17 +22,17 @@ TEST(RegistryAccess, EachAdminTokenIsItsOwnPublisherNamedByADigest) {
 }
 
 TEST(RegistryAccess, AnOpenRegistryNamesTokenlessWritersByAddress) {
-  RegistryAccess open(AccessOptions{{}, {}, true});
+  RegistryAccess open(AccessOptions{{}, {}, true, {}});
   EXPECT_EQ(*open.Writer("", "10.0.0.1"), "addr:10.0.0.1");
   EXPECT_EQ(*open.Writer("Bearer anything", "10.0.0.1"), "addr:10.0.0.1");
-  RegistryAccess mixed(AccessOptions{{"alice-token"}, {}, true});
+  RegistryAccess mixed(AccessOptions{{"alice-token"}, {}, true, {}});
   EXPECT_EQ(*mixed.Writer("", "10.0.0.2"), "addr:10.0.0.2");
   EXPECT_EQ(mixed.Writer("Bearer alice-token", "10.0.0.2")->substr(0, 6), "token:");
   EXPECT_FALSE(mixed.Writer("Bearer wrong", "10.0.0.2")) << "a wrong token is never anonymous";
 }
 
 TEST(RegistryAccess, PrivateReadsNeedAnAnnounceOrAdminToken) {
-  RegistryAccess a(AccessOptions{{"admin"}, {"peers"}, false});
+  RegistryAccess a(AccessOptions{{"admin"}, {"peers"}, false, {}});
   EXPECT_TRUE(a.private_reads());
   EXPECT_FALSE(a.MayRead(""));
   EXPECT_FALSE(a.MayRead("Bearer nope"));
