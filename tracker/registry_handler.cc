@@ -6,6 +6,7 @@
 
 #include "proto/endpoint.h"
 #include "proto/hex.h"
+#include "proto/sha256_text.h"
 #include "tracker/query_parse.h"
 
 namespace swarmcast::tracker {
@@ -23,6 +24,7 @@ Json SummaryJson(const SwarmSummary& s) {
   j["leechers"] = s.leechers;
   j["completed"] = s.completed;
   j["push"] = StringOrNull(s.entry ? std::string_view(s.entry->push) : std::string_view());
+  j["sha256"] = StringOrNull(s.entry ? std::string_view(s.entry->sha256) : std::string_view());
   j["created"] = s.created;
   return j;
 }
@@ -162,19 +164,32 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   if (!proto::IsValidSwarmName(name)) {
     return refuse(400, "invalid name: use " + std::string(proto::kSwarmNameRule));
   }
-  std::string push;
+  std::string push, sha256;
   for (std::string_view q = query; !q.empty();) {
     std::size_t amp = q.find('&');
     std::string_view pair = q.substr(0, amp);
     q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
-    if (pair.substr(0, 5) != "push=") continue;
     std::string decoded;
+    if (pair.substr(0, 7) == "sha256=") {
+      std::optional<std::string> pin;
+      if (!PercentDecode(pair.substr(7), 64, decoded) ||
+          !(pin = proto::NormaliseSha256Hex(decoded))) {
+        return refuse(400, "invalid sha256: want 64 hex digits");
+      }
+      sha256 = *pin;
+      continue;
+    }
+    if (pair.substr(0, 5) != "push=") continue;
     if (!PercentDecode(pair.substr(5), 128, decoded) || (push = NormalisePush(decoded)).empty()) {
       return refuse(400, "invalid push endpoint: want IP:PORT");
     }
   }
   auto meta = proto::CheckMetainfo(body, config_.limits);
   if (!meta) return refuse(400, "invalid torrent: " + meta.error());
+  if (!sha256.empty() && meta->file_count != 1) {
+    return refuse(400, "sha256 pins one file; this torrent holds " +
+                           std::to_string(meta->file_count) + " files");
+  }
 
   RegistryEntry entry;
   entry.name = std::string(name);
@@ -184,6 +199,7 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   entry.pieces = meta->num_pieces;
   entry.files = meta->file_count;
   entry.push = push;
+  entry.sha256 = sha256;
   const std::int64_t now = clock_.Now();
   PublishOutcome r = table_.Publish(meta->info_hash, entry, now);
   switch (r.kind) {
@@ -212,6 +228,7 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   j["pieces"] = meta->num_pieces;
   j["files"] = meta->file_count;
   j["push"] = StringOrNull(push);
+  j["sha256"] = StringOrNull(sha256);
   j["previous"] = moved ? Json(ToHex(r.previous)) : Json();
   HttpReply reply = JsonReply(r.kind == PublishOutcome::kCreated ? 201 : 200, j);
   std::string what = std::string(name) + " " + ToHex(meta->info_hash) +
