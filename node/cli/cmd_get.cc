@@ -12,8 +12,8 @@
 #include "node/peer_metadata.h"
 #include "node/units.h"
 #include "proto/hex.h"
-#include "proto/sha256_text.h"
 #include "proto/metainfo.h"
+#include "proto/sha256_text.h"
 
 namespace swarmcast::node::cli {
 namespace {

@@ -13,8 +13,8 @@
 #include "node/units.h"
 #include "proto/endpoint.h"
 #include "proto/hex.h"
-#include "proto/sha256_text.h"
 #include "proto/metainfo.h"
+#include "proto/sha256_text.h"
 
 namespace swarmcast::node::cli {
 
