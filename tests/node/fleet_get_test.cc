@@ -143,6 +143,35 @@ TEST_F(FleetGetTest, AsNamesTheFileAndARerunFindsItComplete) {
   EXPECT_FALSE(fs::exists(out / "image.raw"));
 }
 
+TEST_F(FleetGetTest, AKilledGetResumesWhateverAsSaysAndTheDigestCoversTheWholeFile) {
+  const std::int64_t size = 32 << 20;
+  WriteRandomFile(payload_, size, 5);
+  Seed("image", {"--piece-size", "64KiB"});
+  const fs::path out = Dir("node");
+  auto get = Get({"image", "--tracker", url_, "-o", out.string(), "--as", "first.img",
+                  "--max-download-rate", "4MiB"});
+  const fs::path status = Dir("state") / (std::to_string(get->pid()) + ".json");
+  ASSERT_TRUE(WaitUntil(60s, [&] {
+    auto j = nlohmann::json::parse(ReadAll(status), nullptr, false);
+    return !j.is_discarded() && j.value("done_bytes", std::int64_t{0}) >= size * 2 / 5;
+  })) << get->Stderr();
+  get->Signal(SIGKILL);
+  ASSERT_EQ(get->Wait(10s), -SIGKILL);
+  EXPECT_FALSE(fs::exists(out / "first.img")) << "nothing under the final name before the end";
+
+  // Staging keeps the metainfo's name, so another --as resumes the same data.
+  auto again = Get({"image", "--tracker", url_, "-o", out.string(), "--as", "second.img"});
+  ASSERT_EQ(again->Wait(60s), 0) << again->Stderr();
+  const auto j = again->JsonOut();
+  EXPECT_GE(j["pieces_at_start"].get<std::int64_t>(), 1) << j.dump();
+  EXPECT_TRUE(SameContent(payload_, out / "second.img"));
+  EXPECT_FALSE(fs::exists(out / "first.img"));
+  EXPECT_FALSE(fs::exists(out / "image.raw"));
+  // The pieces verified before the kill were read from disk into the digest.
+  EXPECT_EQ(j["sha256"], Sha256Of(payload_)) << j.dump();
+  EXPECT_EQ(j["sha256_read_bytes"], size) << j.dump();
+}
+
 TEST_F(FleetGetTest, AsRefusesNamesThatAreNotOneFileName) {
   const std::vector<std::string> names = {"a/b", "..",         ".",
                                           "",    ".swarmcast", std::string(256, 'n')};
