@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "tests/node/swarm_harness.h"
@@ -31,18 +32,13 @@ class FleetGetTest : public LocalSwarmTest {
 
   // A seed of payload_ under `name`; its info-hash and BitTorrent port.
   std::pair<std::string, int> Seed(const std::string& name, std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"seed",
-                                  payload_.string(),
-                                  "--tracker",
-                                  url_,
-                                  "--name",
-                                  name,
-                                  "--listen",
-                                  "127.0.0.2:0",
-                                  "--json",
-                                  "--no-push",
-                                  "--progress-interval",
-                                  "1s"};
+    std::vector<std::string> a = {
+        "seed",        payload_.string(), "--tracker",           url_, "--name", name, "--listen",
+        "127.0.0.2:0", "--json",          "--progress-interval", "1s"};
+    // Push only where a test asks for it (--push-listen).
+    if (std::find(extra.begin(), extra.end(), "--push-listen") == extra.end()) {
+      a.push_back("--no-push");
+    }
     a.insert(a.end(), extra.begin(), extra.end());
     seeds_.push_back(Run("seed-" + name, a));
     Child& seed = *seeds_.back();
@@ -83,6 +79,21 @@ TEST_F(FleetGetTest, AnInfoHashAndPeersNeedNoTracker) {
   EXPECT_EQ(j["end"], "completed") << j.dump();
   EXPECT_EQ(j["info_hash"], ih);
   EXPECT_EQ(j["sha256"], Sha256Of(payload_)) << j.dump();
+}
+
+TEST_F(FleetGetTest, WithoutATrackerPushFromSubscribesByHand) {
+  auto [ih, port] = Seed("image", {"--push-listen", "127.0.0.2:0"});
+  ASSERT_NE(port, 0);
+  std::smatch m;
+  const std::string err = seeds_.back()->Stderr();
+  ASSERT_TRUE(std::regex_search(err, m, std::regex("push on (127\\.0\\.0\\.2:[0-9]+)"))) << err;
+  const fs::path out = Dir("node");
+  auto get = Get({ih, "--connect", "127.0.0.2:" + std::to_string(port), "--push-from", m[1].str(),
+                  "-o", out.string()});
+  ASSERT_EQ(get->Wait(60s), 0) << get->Stderr();
+  EXPECT_NE(get->Stderr().find("push: subscribed to " + m[1].str()), std::string::npos)
+      << get->Stderr();
+  EXPECT_TRUE(SameContent(payload_, out / "image.raw"));
 }
 
 TEST_F(FleetGetTest, ATrackerThatIsDownIsNotWaitedForWhenPeersAreGiven) {
