@@ -34,9 +34,13 @@ Result<lt::typed_bitfield<lt::piece_index_t>, std::string> LoadVerifiedPieces(
 ResumeSaver::ResumeSaver(std::filesystem::path path, lt::torrent_handle handle, proto::Logger log)
     : path_(std::move(path)), handle_(std::move(handle)), log_(std::move(log)) {}
 
-void ResumeSaver::Save() { Request(false); }
+void ResumeSaver::Save() {
+  owner_.AssertOnOwnerThread();
+  Request(false);
+}
 
 bool ResumeSaver::SaveFinal() {
+  owner_.AssertOnOwnerThread();
   if (stopped_ || !handle_.is_valid()) return false;
   final_wanted_ = true;
   Request(true);
@@ -57,6 +61,7 @@ void ResumeSaver::Request(bool flush) {
 }
 
 ResumeSaver::Outcome ResumeSaver::Handle(const lt::alert* a) {
+  owner_.AssertOnOwnerThread();
   if (const auto* saved = lt::alert_cast<lt::save_resume_data_alert>(a)) {
     if (!stopped_) {
       const std::vector<char> buf = lt::write_resume_data_buf(saved->params);

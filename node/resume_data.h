@@ -18,6 +18,7 @@
 
 #include "proto/log.h"
 #include "proto/result.h"
+#include "proto/thread_checker.h"
 
 namespace swarmcast::node {
 
@@ -38,23 +39,28 @@ class ResumeSaver {
   // Handle() says kFinalSaved.
   bool SaveFinal();
   // No more saves or writes: the download is being moved into place.
-  void StopSaving() { stopped_ = true; }
+  void StopSaving() {
+    owner_.AssertOnOwnerThread();
+    stopped_ = true;
+  }
 
   enum class Outcome { kNotMine, kSaved, kFinalSaved };
   // Feeds one alert; save_resume_data(_failed) alerts are this saver's.
   Outcome Handle(const lt::alert* a);
 
  private:
-  void Request(bool flush);
+  void Request(bool flush) REQUIRES(owner_);
 
   std::filesystem::path path_;
   lt::torrent_handle handle_;
   proto::Logger log_;
-  bool in_flight_ = false;
-  bool again_ = false;  // asked while one was in flight
-  bool final_wanted_ = false;
-  bool in_flight_is_final_ = false;
-  bool stopped_ = false;
+  // The control thread (the one that feeds it alerts) owns the rest.
+  ThreadChecker owner_;
+  bool in_flight_ GUARDED_BY(owner_) = false;
+  bool again_ GUARDED_BY(owner_) = false;  // asked while one was in flight
+  bool final_wanted_ GUARDED_BY(owner_) = false;
+  bool in_flight_is_final_ GUARDED_BY(owner_) = false;
+  bool stopped_ GUARDED_BY(owner_) = false;
 };
 
 }  // namespace swarmcast::node

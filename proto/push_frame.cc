@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <boost/endian/conversion.hpp>
 #include <cstring>
 #include <limits>
 
@@ -82,13 +83,9 @@ class PushFrameCategory final : public std::error_category {
   }
 };
 
-std::uint16_t Load16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
-std::uint32_t Load32(const std::uint8_t* p) {
-  return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
-}
-std::uint64_t Load64(const std::uint8_t* p) {
-  return std::uint64_t{Load32(p)} << 32 | Load32(p + 4);
-}
+std::uint16_t Load16(const std::uint8_t* p) { return boost::endian::load_big_u16(p); }
+std::uint32_t Load32(const std::uint8_t* p) { return boost::endian::load_big_u32(p); }
+std::uint64_t Load64(const std::uint8_t* p) { return boost::endian::load_big_u64(p); }
 
 // Appends big-endian fields; the caller has checked the room.
 class FrameWriter {
@@ -96,16 +93,16 @@ class FrameWriter {
   explicit FrameWriter(std::uint8_t* p) : p_(p) {}
   void U8(std::uint8_t v) { *p_++ = v; }
   void U16(std::uint16_t v) {
-    U8(static_cast<std::uint8_t>(v >> 8));
-    U8(static_cast<std::uint8_t>(v));
+    boost::endian::store_big_u16(p_, v);
+    p_ += 2;
   }
   void U32(std::uint32_t v) {
-    U16(static_cast<std::uint16_t>(v >> 16));
-    U16(static_cast<std::uint16_t>(v));
+    boost::endian::store_big_u32(p_, v);
+    p_ += 4;
   }
   void U64(std::uint64_t v) {
-    U32(static_cast<std::uint32_t>(v >> 32));
-    U32(static_cast<std::uint32_t>(v));
+    boost::endian::store_big_u64(p_, v);
+    p_ += 8;
   }
   void Bytes(std::span<const std::uint8_t> b) {
     if (!b.empty()) std::memcpy(p_, b.data(), b.size());

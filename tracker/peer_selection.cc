@@ -6,14 +6,9 @@
 namespace swarmcast::tracker {
 
 bool SameSubnet(const PeerAddress& a, const PeerAddress& b, const SubnetPrefix& prefix) {
-  if (a.v6 != b.v6) return false;
-  int bits = std::clamp(a.v6 ? prefix.v6 : prefix.v4, 0, a.v6 ? 128 : 32);
-  int full = bits / 8;
-  if (!std::equal(a.ip.begin(), a.ip.begin() + full, b.ip.begin())) return false;
-  int rest = bits % 8;
-  if (rest == 0) return true;
-  std::uint8_t mask = static_cast<std::uint8_t>(0xff << (8 - rest));
-  return (a.ip[full] & mask) == (b.ip[full] & mask);
+  const std::size_t length = a.v6 ? 16 : 4;
+  return a.v6 == b.v6 &&
+         proto::SameSubnet(std::span(a.ip).first(length), std::span(b.ip).first(length), prefix);
 }
 
 std::uint64_t PeerRng::Next() {

@@ -7,17 +7,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "proto/subnet.h"
 #include "tracker/peer.h"
 
 namespace swarmcast::tracker {
 
-struct SubnetPrefix {
-  int v4 = 24;  // bits
-  int v6 = 64;
-};
+using proto::SubnetPrefix;
 
 // True when both addresses are of one family and agree in the first
-// prefix bits.
+// prefix bits (proto::SameSubnet).
 bool SameSubnet(const PeerAddress& a, const PeerAddress& b, const SubnetPrefix& prefix);
 
 // Small, fast generator (splitmix64); not for secrets.

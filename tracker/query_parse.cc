@@ -8,35 +8,28 @@
 namespace swarmcast::tracker {
 namespace {
 
-// Calls fn(name, raw_value) for each '&'-separated pair; stops and returns
-// false when fn does, or when there are more than max_params pairs.
-template <class Fn>
-bool ForEachParam(std::string_view query, std::size_t max_params, Fn&& fn) {
-  std::size_t count = 0;
-  while (!query.empty()) {
-    std::size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-    if (pair.empty()) continue;
-    if (++count > max_params) return false;
-    std::size_t eq = pair.find('=');
-    std::string_view name = pair.substr(0, eq);
-    std::string_view value =
-        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
-    if (!fn(name, value)) return false;
-  }
-  return true;
-}
-
 bool ParseNonNegative(std::string_view s, std::int64_t& out) {
   if (s.empty() || s.size() > 19) return false;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && p == s.data() + s.size() && out >= 0;
 }
 
+// Percent-decodes one parameter's value into `field`, or sets `error`.
+bool DecodeInto(std::string_view raw, std::size_t max_length, const char* what, std::string& field,
+                std::string& error) {
+  auto decoded = PercentDecode(raw, max_length);
+  if (!decoded) {
+    error = what;
+    return false;
+  }
+  field = std::move(*decoded);
+  return true;
+}
+
 bool DecodeHash(std::string_view raw, std::size_t max_len, std::array<std::uint8_t, 20>& out) {
-  std::string bytes;
-  if (!PercentDecode(raw, max_len, bytes)) return false;
+  auto decoded = PercentDecode(raw, max_len);
+  if (!decoded) return false;
+  const std::string& bytes = *decoded;
   if (bytes.size() == 20) {
     std::copy(bytes.begin(), bytes.end(), out.begin());
     return true;
@@ -72,22 +65,22 @@ SplitTargetResult SplitTarget(std::string_view target) {
   return {target.substr(0, q), target.substr(q + 1)};
 }
 
-bool PercentDecode(std::string_view in, std::size_t max_length, std::string& out) {
-  out.clear();
+std::optional<std::string> PercentDecode(std::string_view in, std::size_t max_length) {
+  std::string out;
   for (std::size_t i = 0; i < in.size(); ++i) {
-    if (out.size() >= max_length) return false;
+    if (out.size() >= max_length) return std::nullopt;
     char c = in[i];
     if (c == '%') {
-      if (i + 2 >= in.size()) return false;
+      if (i + 2 >= in.size()) return std::nullopt;
       int hi = proto::HexDigitValue(in[i + 1]), lo = proto::HexDigitValue(in[i + 2]);
-      if (hi < 0 || lo < 0) return false;
+      if (hi < 0 || lo < 0) return std::nullopt;
       out.push_back(static_cast<char>(hi << 4 | lo));
       i += 2;
     } else {
       out.push_back(c);
     }
   }
-  return true;
+  return out;
 }
 
 Result<AnnounceRequest, std::string> ParseAnnounceQuery(std::string_view query,
@@ -104,7 +97,6 @@ Result<AnnounceRequest, std::string> ParseAnnounceQuery(std::string_view query,
     seen |= bit;
     return true;
   };
-  std::string value;
   bool ok =
       ForEachParam(query, limits.max_params, [&](std::string_view name, std::string_view raw) {
         if (name == "info_hash") {
@@ -118,11 +110,12 @@ Result<AnnounceRequest, std::string> ParseAnnounceQuery(std::string_view query,
         }
         if (name == "peer_id") {
           if (!once(2, name)) return false;
-          if (!PercentDecode(raw, limits.max_value_length, value) || value.size() != 20) {
+          auto id = PercentDecode(raw, limits.max_value_length);
+          if (!id || id->size() != 20) {
             error = "invalid peer_id: must be 20 bytes";
             return false;
           }
-          std::copy(value.begin(), value.end(), req.peer_id.begin());
+          std::copy(id->begin(), id->end(), req.peer_id.begin());
           have_peer = true;
           return true;
         }
@@ -198,29 +191,20 @@ Result<AnnounceRequest, std::string> ParseAnnounceQuery(std::string_view query,
           return true;
         }
         if (name == "ip") {
-          if (!once(512, name)) return false;
-          if (!PercentDecode(raw, 64, req.ip)) {
-            error = "invalid ip";
-            return false;
-          }
-          return true;
+          return once(512, name) && DecodeInto(raw, 64, "invalid ip", req.ip, error);
         }
         if (name == "token") {
-          if (!once(1024, name)) return false;
-          if (!PercentDecode(raw, limits.max_value_length, req.token)) {
-            error = "invalid token";
-            return false;
-          }
-          return true;
+          return once(1024, name) &&
+                 DecodeInto(raw, limits.max_value_length, "invalid token", req.token, error);
         }
         if (name == "key") {
-          if (!once(2048, name)) return false;
-          if (!PercentDecode(raw, limits.max_value_length, value)) {
-            error = "invalid key";
+          std::string key;
+          if (!once(2048, name) ||
+              !DecodeInto(raw, limits.max_value_length, "invalid key", key, error)) {
             return false;
           }
-          req.has_key = !value.empty();
-          req.key = KeyValue(value);
+          req.has_key = !key.empty();
+          req.key = KeyValue(key);
           return true;
         }
         // Other parameters (corrupt, supportcrypto, trackerid, ...) carry
@@ -259,10 +243,8 @@ Result<ScrapeRequest, std::string> ParseScrapeQuery(std::string_view query,
                              }
                              req.info_hashes.push_back(h);
                            } else if (name == "token") {
-                             if (!PercentDecode(raw, limits.max_value_length, req.token)) {
-                               error = "invalid token";
-                               return false;
-                             }
+                             return DecodeInto(raw, limits.max_value_length, "invalid token",
+                                               req.token, error);
                            }
                            return true;
                          });

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,27 @@ struct AnnounceRequest {
   std::string token;  // the `token` parameter (private mode)
 };
 
+// Calls fn(name, raw_value) for each '&'-separated pair of a query, raw
+// meaning still percent-encoded; stops and returns false when fn does, or
+// when there are more than max_params pairs. Empty pairs are skipped.
+template <class Fn>
+bool ForEachParam(std::string_view query, std::size_t max_params, Fn&& fn) {
+  std::size_t count = 0;
+  while (!query.empty()) {
+    std::size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+    if (pair.empty()) continue;
+    if (++count > max_params) return false;
+    std::size_t eq = pair.find('=');
+    std::string_view name = pair.substr(0, eq);
+    std::string_view value =
+        eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1);
+    if (!fn(name, value)) return false;
+  }
+  return true;
+}
+
 // "/announce?x=y" -> path "/announce", query "x=y".
 struct SplitTargetResult {
   std::string_view path;
@@ -49,9 +71,9 @@ struct SplitTargetResult {
 SplitTargetResult SplitTarget(std::string_view target);
 
 // %XX decoding; '+' stays literal (clients escape binary bytes, and a
-// literal '+' is a byte value, not a space). False on a bad escape or when
-// the output would exceed max_length.
-bool PercentDecode(std::string_view in, std::size_t max_length, std::string& out);
+// literal '+' is a byte value, not a space). Nothing on a bad escape or
+// when the output would exceed max_length.
+std::optional<std::string> PercentDecode(std::string_view in, std::size_t max_length);
 
 // Parses an announce query. The info_hash and peer_id must decode to
 // exactly 20 bytes (info_hash may also be 40 hex digits).

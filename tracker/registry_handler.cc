@@ -165,25 +165,24 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
     return refuse(400, "invalid name: use " + std::string(proto::kSwarmNameRule));
   }
   std::string push, sha256;
-  for (std::string_view q = query; !q.empty();) {
-    std::size_t amp = q.find('&');
-    std::string_view pair = q.substr(0, amp);
-    q = amp == std::string_view::npos ? std::string_view{} : q.substr(amp + 1);
-    std::string decoded;
-    if (pair.substr(0, 7) == "sha256=") {
-      std::optional<std::string> pin;
-      if (!PercentDecode(pair.substr(7), 64, decoded) ||
-          !(pin = proto::NormaliseSha256Hex(decoded))) {
-        return refuse(400, "invalid sha256: want 64 hex digits");
-      }
-      sha256 = *pin;
-      continue;
-    }
-    if (pair.substr(0, 5) != "push=") continue;
-    if (!PercentDecode(pair.substr(5), 128, decoded) || (push = NormalisePush(decoded)).empty()) {
-      return refuse(400, "invalid push endpoint: want IP:PORT");
-    }
-  }
+  bool push_ok = true, sha256_ok = true;
+  const bool query_ok = ForEachParam(
+      query, QueryLimits{}.max_params, [&](std::string_view key, std::string_view raw) {
+        if (key == "sha256") {
+          auto decoded = PercentDecode(raw, 64);
+          auto pin = decoded ? proto::NormaliseSha256Hex(*decoded) : std::nullopt;
+          sha256_ok = pin.has_value();
+          if (pin) sha256 = *pin;
+          return sha256_ok;
+        }
+        if (key != "push") return true;
+        auto decoded = PercentDecode(raw, 128);
+        push_ok = decoded && !(push = NormalisePush(*decoded)).empty();
+        return push_ok;
+      });
+  if (!push_ok) return refuse(400, "invalid push endpoint: want IP:PORT");
+  if (!sha256_ok) return refuse(400, "invalid sha256: want 64 hex digits");
+  if (!query_ok) return refuse(400, "too many query parameters");
   auto meta = proto::CheckMetainfo(body, config_.limits);
   if (!meta) return refuse(400, "invalid torrent: " + meta.error());
   if (!sha256.empty() && meta->file_count != 1) {

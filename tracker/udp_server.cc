@@ -2,6 +2,7 @@
 
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/endian/conversion.hpp>
 #include <cstring>
 
 #include "tracker/announce_handler.h"
@@ -16,19 +17,15 @@ constexpr std::uint64_t kProtocolId = 0x41727101980ULL;
 constexpr std::uint32_t kConnect = 0, kAnnounce = 1, kScrape = 2, kError = 3;
 constexpr std::int64_t kWindowSeconds = 120;
 
-std::uint64_t Get64(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | p[i];
-  return v;
-}
-std::uint32_t Get32(const std::uint8_t* p) {
-  return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
-}
+std::uint64_t Get64(const std::uint8_t* p) { return boost::endian::load_big_u64(p); }
+std::uint32_t Get32(const std::uint8_t* p) { return boost::endian::load_big_u32(p); }
 void Put32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-  for (int i = 3; i >= 0; --i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  out.resize(out.size() + 4);
+  boost::endian::store_big_u32(out.data() + out.size() - 4, v);
 }
 void Put64(std::vector<std::uint8_t>& out, std::uint64_t v) {
-  for (int i = 7; i >= 0; --i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));
+  out.resize(out.size() + 8);
+  boost::endian::store_big_u64(out.data() + out.size() - 8, v);
 }
 std::uint32_t Clamp32(std::int64_t v) {
   return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, 0xffffffffLL));
@@ -123,7 +120,7 @@ bool UdpProtocol::Announce(const std::uint8_t* d, std::size_t n, const udp::endp
   req.has_key = true;
   req.key = Get32(d + 88);
   std::int32_t numwant = static_cast<std::int32_t>(Get32(d + 92));
-  req.port = static_cast<std::uint16_t>(d[96] << 8 | d[97]);
+  req.port = boost::endian::load_big_u16(d + 96);
   constexpr std::uint64_t kMax = 0x7fffffffffffffffULL;
   if (downloaded > kMax || left > kMax || uploaded > kMax) {
     Error(reply, txid, "invalid counters");

@@ -9,11 +9,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <span>
 
 #include "proto/endpoint.h"
+#include "proto/subnet.h"
 
 namespace swarmcast::push {
 namespace {
@@ -153,13 +156,13 @@ Result<std::string, std::string> LocalAddressFacing(const std::string& host) {
 }
 
 bool SameSubnet(const std::string& a, const std::string& b) {
-  in_addr a4, b4;
-  if (::inet_pton(AF_INET, a.c_str(), &a4) == 1 && ::inet_pton(AF_INET, b.c_str(), &b4) == 1) {
-    return (ntohl(a4.s_addr) >> 8) == (ntohl(b4.s_addr) >> 8);
-  }
-  in6_addr a6, b6;
-  if (::inet_pton(AF_INET6, a.c_str(), &a6) == 1 && ::inet_pton(AF_INET6, b.c_str(), &b6) == 1) {
-    return std::memcmp(&a6, &b6, 8) == 0;
+  std::array<std::uint8_t, 16> a_bytes, b_bytes;
+  for (int family : {AF_INET, AF_INET6}) {
+    if (::inet_pton(family, a.c_str(), a_bytes.data()) == 1 &&
+        ::inet_pton(family, b.c_str(), b_bytes.data()) == 1) {
+      const std::size_t length = family == AF_INET ? 4 : 16;
+      return proto::SameSubnet(std::span(a_bytes).first(length), std::span(b_bytes).first(length));
+    }
   }
   return false;
 }

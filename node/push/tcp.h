@@ -57,7 +57,8 @@ Result<std::string, std::string> LocalAddressFacing(const std::string& host);
 std::string NumericAddress(const sockaddr_storage& address);
 
 // Whether two numeric addresses share a LAN: the same /24 for IPv4, the
-// same /64 for IPv6. False for unparsable input or mixed families.
+// same /64 for IPv6 (proto::SameSubnet). False for unparsable input or
+// mixed families.
 bool SameSubnet(const std::string& a, const std::string& b);
 
 }  // namespace swarmcast::push

@@ -21,14 +21,12 @@ TEST(SplitTarget, PathAndQuery) {
 }
 
 TEST(PercentDecode, EscapesAndLimits) {
-  std::string out;
-  EXPECT_TRUE(PercentDecode("a%20b%ff+", 10, out));
-  EXPECT_EQ(out, std::string("a b\xff+"));
-  EXPECT_FALSE(PercentDecode("%2", 10, out));
-  EXPECT_FALSE(PercentDecode("%", 10, out));
-  EXPECT_FALSE(PercentDecode("%zz", 10, out));
-  EXPECT_FALSE(PercentDecode("abcd", 3, out));
-  EXPECT_TRUE(PercentDecode("abc", 3, out));
+  EXPECT_EQ(PercentDecode("a%20b%ff+", 10), std::string("a b\xff+"));
+  EXPECT_FALSE(PercentDecode("%2", 10));
+  EXPECT_FALSE(PercentDecode("%", 10));
+  EXPECT_FALSE(PercentDecode("%zz", 10));
+  EXPECT_FALSE(PercentDecode("abcd", 3));
+  EXPECT_EQ(PercentDecode("abc", 3), "abc");
 }
 
 TEST(ParseAnnounce, FullRequest) {

@@ -6,6 +6,8 @@ the other end of every veth pair (p<i>). Nothing is created in the root
 namespace, so no address, route or packet of the LAN can reach anything
 outside it. With a rate, every link is shaped in both directions with tbf:
 on the host's eth0 (its upload) and on the bridge's p<i> (its download).
+`host_rates` gives some hosts a link of another rate (a seed on a faster
+NIC, one receiver on a slow one); 0 there leaves that link unshaped.
 
 Namespace names start with PREFIX (default "swb-<pid>-"), so that parallel
 runs do not collide and leftovers of a killed run can be found and removed
@@ -40,11 +42,12 @@ def parse_rate(rate):
 
 
 class Lan:
-    def __init__(self, hosts, rate_bps, prefix=None):
+    def __init__(self, hosts, rate_bps, prefix=None, host_rates=None):
         if not 2 <= hosts <= 200:
             raise ValueError("hosts must be 2..200")
         self.hosts = hosts
         self.rate_bps = rate_bps
+        self.host_rates = dict(host_rates or {})
         self.prefix = prefix or f"{NAME_PREFIX}{os.getpid()}-"
         self.bridge_ns = self.prefix + "br"
         self.created = []
@@ -55,14 +58,17 @@ class Lan:
     def ip(self, i):
         return f"{SUBNET}.{i + 1}"
 
-    def _shape(self, ns, dev):
-        if not self.rate_bps:
+    def rate_of(self, i):
+        return self.host_rates.get(i, self.rate_bps)
+
+    def _shape(self, ns, dev, rate_bps):
+        if not rate_bps:
             return
         # burst: at least 64 KiB (a GSO packet) and ~2 ms of traffic; the
         # queue holds ~20 ms, like a switch port buffer.
-        burst = max(64 * 1024, self.rate_bps // 8 // 500)
+        burst = max(64 * 1024, rate_bps // 8 // 500)
         _run(["tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate",
-              str(self.rate_bps), "burst", str(burst), "latency", "20ms"])
+              str(rate_bps), "burst", str(burst), "latency", "20ms"])
 
     def _add_ns(self, name):
         _run(["ip", "netns", "add", name])
@@ -87,8 +93,8 @@ class Lan:
             _run(["ip", "-n", h, "link", "set", "eth0", "up"])
             # udpcast: multicast leaves through eth0 (there is no default route).
             _run(["ip", "-n", h, "route", "add", "224.0.0.0/4", "dev", "eth0"])
-            self._shape(h, "eth0")
-            self._shape(br, f"p{i}")
+            self._shape(h, "eth0", self.rate_of(i))
+            self._shape(br, f"p{i}", self.rate_of(i))
         return self
 
     def down(self):

@@ -6,15 +6,28 @@ import os
 import statistics
 import subprocess
 
-RUN_FIELDS = ["run_id", "size_bytes", "rate", "n", "system", "rep", "status", "seconds",
-              "limit_seconds", "ratio", "first_receiver_s", "median_receiver_s",
-              "seed_upload_bytes", "seed_cpu_s", "receivers_cpu_s", "receivers_s", "note"]
-PROGRESS_FIELDS = ["run_id", "size_bytes", "rate", "n", "system", "rep", "receiver", "t",
-                   "fraction"]
+from .cells import GiB, Cell
+
+RUN_FIELDS = ["run_id", "size_bytes", "rate", "n", "variant", "system", "rep", "status",
+              "seconds", "limit_seconds", "ratio", "first_receiver_s", "median_receiver_s",
+              "others_s", "slow_s", "seed_upload_bytes", "seed_cpu_s", "receivers_cpu_s",
+              "cpu_s_per_gib", "receivers_s", "note"]
+PROGRESS_FIELDS = ["run_id", "size_bytes", "rate", "n", "variant", "system", "rep", "receiver",
+                   "t", "fraction"]
 
 
-def cell_label(size, rate):
-    return f"{size >> 20} MiB, {rate if rate != 'unshaped' else 'unshaped'}"
+def slow_split(cell, res):
+    """(slowest of the other receivers, the slow receiver) in seconds."""
+    times = res["receivers"]
+    slow = cell.slow_receiver
+    return max(t for i, t in enumerate(times, 1) if i != slow), times[slow - 1]
+
+
+def cpu_per_gib(cell, res):
+    """CPU seconds (user + system, seed and receivers) per GiB delivered."""
+    if res["seed_cpu_s"] is None or res["receivers_cpu_s"] is None or res["status"] != "ok":
+        return None
+    return (res["seed_cpu_s"] + res["receivers_cpu_s"]) / (cell.n * cell.size / GiB)
 
 
 class Results:
@@ -29,20 +42,27 @@ class Results:
             with open(path, "w", newline="") as f:
                 csv.writer(f).writerow(fields)
 
-    def add(self, size, rate, limit, rep, res):
+    def add(self, cell, rep, res):
+        size, rate, limit = cell.size, cell.rate, cell.limit
         done = sorted(t for t in res["receivers"] if t is not None)
+        split = slow_split(cell, res) if cell.slow_receiver and res["seconds"] else None
+        cpu = cpu_per_gib(cell, res)
         row = {
             "run_id": self.run_id, "size_bytes": size, "rate": rate, "n": res["n"],
-            "system": res["system"], "rep": rep, "status": res["status"],
+            "variant": cell.variant, "system": res["system"], "rep": rep,
+            "status": res["status"],
             "seconds": f"{res['seconds']:.3f}" if res["seconds"] is not None else "",
             "limit_seconds": f"{limit:.3f}" if limit else "",
             "ratio": f"{res['seconds'] / limit:.3f}" if limit and res["seconds"] else "",
             "first_receiver_s": f"{done[0]:.3f}" if done else "",
             "median_receiver_s": f"{statistics.median(done):.3f}" if done else "",
+            "others_s": f"{split[0]:.3f}" if split else "",
+            "slow_s": f"{split[1]:.3f}" if split else "",
             "seed_upload_bytes": res["seed_upload_bytes"] if res["seed_upload_bytes"] else "",
             "seed_cpu_s": f"{res['seed_cpu_s']:.2f}" if res["seed_cpu_s"] is not None else "",
             "receivers_cpu_s": (f"{res['receivers_cpu_s']:.2f}"
                                 if res["receivers_cpu_s"] is not None else ""),
+            "cpu_s_per_gib": f"{cpu:.2f}" if cpu is not None else "",
             "receivers_s": ";".join("" if t is None else f"{t:.3f}" for t in res["receivers"]),
             "note": res["note"],
         }
@@ -53,17 +73,21 @@ class Results:
             w = csv.writer(f)
             for i, points in sorted(res["progress"].items()):
                 for t, frac in points:
-                    w.writerow([self.run_id, size, rate, res["n"], res["system"], rep, i,
+                    w.writerow([self.run_id, size, rate, res["n"], cell.variant, res["system"], rep, i,
                                 f"{t:.3f}", f"{frac:.4f}"])
 
     # --- aggregation ---------------------------------------------------------
 
+    @staticmethod
+    def _cell_of(row):
+        return Cell(int(row["size_bytes"]), row["rate"], int(row["n"]), row["variant"])
+
     def cells(self):
         seen = []
         for r in self.rows:
-            key = (r["size_bytes"], r["rate"], r["n"])
-            if key not in seen:
-                seen.append(key)
+            cell = self._cell_of(r)
+            if cell not in seen:
+                seen.append(cell)
         return seen
 
     def systems(self):
@@ -73,40 +97,55 @@ class Results:
                 seen.append(r["system"])
         return seen
 
-    def median(self, cell, system):
-        """(median seconds, ok runs, all runs) for one cell and system."""
-        rows = [r for r in self.rows
-                if (r["size_bytes"], r["rate"], r["n"]) == cell and r["system"] == system]
-        ok = [float(r["seconds"]) for r in rows if r["status"] == "ok"]
+    def _rows(self, cell, system):
+        return [r for r in self.rows if self._cell_of(r) == cell and r["system"] == system]
+
+    def median(self, cell, system, field="seconds"):
+        """(median of `field` over the ok runs, ok runs, all runs) for one
+        cell and system."""
+        rows = self._rows(cell, system)
+        ok = [float(r[field]) for r in rows if r["status"] == "ok" and r[field] != ""]
         return (statistics.median(ok) if ok else None), len(ok), len(rows)
 
+    def _time_text(self, cell, system):
+        med, ok, total = self.median(cell, system)
+        if total == 0:
+            return ""
+        if med is None:
+            why = sorted({r["status"] for r in self._rows(cell, system)})
+            return f"{'/'.join(why)} ({total} run{'s' * (total > 1)})"
+        limit = cell.limit
+        if cell.slow_receiver:
+            # The goal for this cell: the others as if the slow link were
+            # not there, the slow one at its own link's rate.
+            others, _, _ = self.median(cell, system, "others_s")
+            slow, _, _ = self.median(cell, system, "slow_s")
+            text = (f"{others:.2f} ({others / limit:.2f}x); slow one {slow:.2f} "
+                    f"({slow / cell.slow_limit:.2f}x)")
+        else:
+            text = f"{med:.2f}" + (f" ({med / limit:.2f}x)" if limit else "")
+        if ok != total or ok < 3:
+            text += f" [{ok}/{total}]" if ok != total else f" [{ok} run{'s' * (ok > 1)}]"
+        return text
+
     def table(self):
+        """The time table, then CPU seconds per GiB delivered."""
         systems = self.systems()
-        lines = ["| file, rate | N | limit | " + " | ".join(systems) + " |",
-                 "|---|---|---|" + "---|" * len(systems)]
+        head = "| cell | N | limit | " + " | ".join(systems) + " |"
+        rule = "|---|---|---|" + "---|" * len(systems)
+        times, cpus = [head, rule], [head.replace("| limit |", "| |", 1), rule]
         for cell in self.cells():
-            size, rate, n = cell
-            limit = size * 8 / rate_bps(rate) if rate_bps(rate) else None
+            lim = f"{cell.limit:.2f}" if cell.limit else "-"
+            times.append(f"| {cell.label()} | {cell.n} | {lim} | " +
+                         " | ".join(self._time_text(cell, s) for s in systems) + " |")
             cols = []
             for s in systems:
-                med, ok, total = self.median(cell, s)
-                if total == 0:
-                    cols.append("")
-                    continue
-                if med is None:
-                    why = sorted({r["status"] for r in self.rows if r["system"] == s and
-                                  (r["size_bytes"], r["rate"], r["n"]) == cell})
-                    cols.append(f"{'/'.join(why)} ({total} run{'s' * (total > 1)})")
-                    continue
-                text = f"{med:.2f}"
-                if limit:
-                    text += f" ({med / limit:.2f}x)"
-                if ok != total or ok < 3:
-                    text += f" [{ok}/{total}]" if ok != total else f" [{ok} run{'s' * (ok > 1)}]"
-                cols.append(text)
-            lim = f"{limit:.2f}" if limit else "-"
-            lines.append(f"| {cell_label(size, rate)} | {n} | {lim} | " + " | ".join(cols) + " |")
-        return "\n".join(lines) + "\n"
+                med, _, _ = self.median(cell, s, "cpu_s_per_gib")
+                cols.append(f"{med:.2f}" if med is not None else "")
+            cpus.append(f"| {cell.label()} | {cell.n} | | " + " | ".join(cols) + " |")
+        return ("\n".join(times) + "\n\nCPU seconds (user + system of the seed and every "
+                "receiver process, from wait4) per GiB delivered, median:\n\n" +
+                "\n".join(cpus) + "\n")
 
     def failures(self):
         return [r for r in self.rows if r["status"] != "ok"]
@@ -117,22 +156,25 @@ class Results:
         """Draws the PNGs with gnuplot; returns their file names."""
         made = []
         for rate_kind, title in (("shaped", "shaped links"), ("unshaped", "unshaped links")):
-            cells = [c for c in self.cells() if (c[1] == "unshaped") == (rate_kind == "unshaped")]
-            sizes = sorted({c[0] for c in cells}, key=lambda s: -sum(c[0] == s for c in cells))
+            cells = [c for c in self.cells() if not c.variant and
+                     (c.rate == "unshaped") == (rate_kind == "unshaped")]
             if not cells:
                 continue
-            size = sizes[0]  # the size with the most N values
-            cells = sorted((c for c in cells if c[0] == size), key=lambda c: c[2])
+            # The size and rate with the most N values.
+            groups = sorted({(c.size, c.rate) for c in cells},
+                            key=lambda g: -sum((c.size, c.rate) == g for c in cells))
+            cells = sorted((c for c in cells if (c.size, c.rate) == groups[0]), key=lambda c: c.n)
             if len(cells) < 2:
                 continue
             name = f"{prefix}-time-vs-peers-{rate_kind}.png"
             self._plot_time(cells, os.path.join(self.out_dir, name),
-                            f"{size >> 20} MiB to N receivers, {cells[0][1]} ({title})")
+                            f"{cells[0].size >> 20} MiB to N receivers, {cells[0].rate} ({title})")
             made.append(name)
         for system in self.systems():
             rows = [r for r in self.rows if r["system"] == system and r["status"] == "ok"]
             if not any(self._progress_rows(r) for r in rows):
                 continue
+            rows = [r for r in rows if not r["variant"]] or rows
             shaped = [r for r in rows if r["rate"] != "unshaped"] or rows
             best = max(shaped, key=lambda r: (int(r["n"]) * (1 if int(r["size_bytes"]) <= 64 << 20
                                                               else 0.5), -int(r["rep"])))
@@ -146,7 +188,8 @@ class Results:
             return [p for p in csv.DictReader(f)
                     if p["system"] == row["system"] and p["n"] == str(row["n"])
                     and p["rep"] == str(row["rep"]) and p["rate"] == row["rate"]
-                    and p["size_bytes"] == str(row["size_bytes"])]
+                    and p["size_bytes"] == str(row["size_bytes"])
+                    and p["variant"] == row["variant"]]
 
     def _plot_time(self, cells, png, title):
         dat = png[:-4] + ".dat"
@@ -154,14 +197,14 @@ class Results:
         with open(dat, "w") as f:
             f.write("# N limit " + " ".join(systems) + "\n")
             for c in cells:
-                limit = c[0] * 8 / rate_bps(c[1]) if rate_bps(c[1]) else float("nan")
+                limit = c.limit or float("nan")
                 vals = []
                 for s in systems:
                     med, _, _ = self.median(c, s)
                     vals.append(f"{med:.3f}" if med is not None else "NaN")
-                f.write(f"{c[2]} {limit:.3f} " + " ".join(vals) + "\n")
+                f.write(f"{c.n} {limit:.3f} " + " ".join(vals) + "\n")
         plots = []
-        if rate_bps(cells[0][1]):
+        if cells[0].limit:
             plots.append(f"'{dat}' using 1:2 with lines dashtype 2 lw 2 lc 'black' "
                          "title 'limit (size/rate)'")
         for k, s in enumerate(systems):
@@ -191,14 +234,14 @@ plot {', '.join(plots)}
                     if int(p["receiver"]) == i:
                         f.write(f"{p['t']} {float(p['fraction']) * 100:.2f}\n")
                 f.write("\n\n")
-        size, rate = int(row["size_bytes"]), row["rate"]
-        limit = size * 8 / rate_bps(rate) if rate_bps(rate) else None
+        cell = self._cell_of(row)
+        limit = cell.limit
         extra = (f"set arrow from {limit:.3f},0 to {limit:.3f},100 nohead dashtype 2 lc 'black'\n"
                  if limit else "")
         gnuplot(f"""
 set terminal pngcairo size 900,560 font ',11'
 set output '{png}'
-set title "{row['system']}: each receiver's progress, {cell_label(size, rate)}, N={row['n']} (run {row['rep']}, {float(row['seconds']):.2f} s)"
+set title "{row['system']}: each receiver's progress, {cell.label()}, N={row['n']} (run {row['rep']}, {float(row['seconds']):.2f} s)"
 set xlabel 'seconds since the receivers were started'
 set ylabel 'percent of the file verified'
 set yrange [0:100]
@@ -207,11 +250,6 @@ set key off
 {extra}plot for [i=0:{len(receivers) - 1}] '{dat}' index i using 1:2 with lines lw 1.5
 """)
         os.remove(dat)
-
-
-def rate_bps(rate):
-    from .lan import parse_rate
-    return parse_rate(rate)
 
 
 def gnuplot(script):

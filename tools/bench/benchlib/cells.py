@@ -1,0 +1,81 @@
+"""One cell of the benchmark matrix: a file size, the link rate, N
+receivers, and optionally one link that differs from the others (the
+seed's, as on an image server with a faster NIC, or one slow receiver's).
+
+Spec syntax (run-bench --cells): MiB:RATE:N[,N...][:seed=RATE|:slow=RATE],
+cells separated by ';'. `slow` shapes the last receiver (host N)."""
+
+from typing import NamedTuple
+
+from .lan import parse_rate
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+class Cell(NamedTuple):
+    size: int
+    rate: str
+    n: int
+    variant: str = ""  # "", "seed=RATE" or "slow=RATE"
+
+    @property
+    def limit(self):
+        """size / link rate in seconds (None when unshaped)."""
+        bps = parse_rate(self.rate)
+        return self.size * 8 / bps if bps else None
+
+    def _odd_rate(self, kind):
+        k, _, v = self.variant.partition("=")
+        return parse_rate(v) if k == kind else None
+
+    @property
+    def slow_receiver(self):
+        """The receiver (1..N) on the slow link, or None."""
+        return self.n if self._odd_rate("slow") is not None else None
+
+    @property
+    def slow_limit(self):
+        bps = self._odd_rate("slow")
+        return self.size * 8 / bps if bps else None
+
+    def host_rates(self):
+        """Hosts whose link rate differs: {host index: bits/s} (host 0 is the seed)."""
+        if self._odd_rate("seed") is not None:
+            return {0: self._odd_rate("seed")}
+        if self._odd_rate("slow") is not None:
+            return {self.n: self._odd_rate("slow")}
+        return {}
+
+    def label(self):
+        text = f"{self.size >> 20} MiB, {self.rate}"
+        k, _, v = self.variant.partition("=")
+        if k == "seed":
+            text += f", seed {v}"
+        elif k == "slow":
+            text += f", one receiver {v}"
+        return text
+
+    def tag(self):
+        return (f"{self.size >> 20}M-{self.rate}-n{self.n}" +
+                (f"-{self.variant.replace('=', '')}" if self.variant else ""))
+
+
+def parse(spec):
+    """'64:100mbit:1,2,4;64:100mbit:8:seed=400mbit' -> [Cell, ...]."""
+    cells = []
+    for part in spec.split(";"):
+        fields = part.split(":")
+        if len(fields) not in (3, 4):
+            raise ValueError(f"cell {part!r}: want MiB:RATE:N[,N...][:seed=RATE|:slow=RATE]")
+        size, rate, ns = fields[:3]
+        variant = fields[3] if len(fields) == 4 else ""
+        parse_rate(rate)
+        if variant:
+            kind, eq, odd = variant.partition("=")
+            if kind not in ("seed", "slow") or not eq:
+                raise ValueError(f"cell {part!r}: the 4th field is seed=RATE or slow=RATE")
+            parse_rate(odd)
+        for n in ns.split(","):
+            cells.append(Cell(int(size) * MiB, rate, int(n), variant))
+    return cells
