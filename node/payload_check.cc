@@ -1,10 +1,12 @@
 #include "node/payload_check.h"
 
+#include <array>
 #include <libtorrent/torrent_info.hpp>
 
 #include "node/hash_cache.h"
 #include "node/payload_files.h"
 #include "node/piece_hasher.h"
+#include "proto/hex.h"
 
 namespace swarmcast::node {
 
@@ -27,13 +29,32 @@ Result<HashInputs, std::string> HashInputsFor(const lt::file_storage& layout,
 
 namespace {
 
-// The hashing inputs for `ti`'s files as they are under `dir` now.
+// A whole-file SHA-256 sits in the hash cache beside the piece hashes,
+// under their key plus this suffix, as a 40-byte entry (the digest and 8
+// zero bytes: two "piece hashes", so the cache's own size check applies).
+constexpr char kSha256Key[] = "\nwhole-file sha256";
+
+std::optional<std::string> Sha256Entry(const std::string& hex) {
+  std::array<std::uint8_t, 32> raw{};
+  if (hex.size() != 64 || !proto::FromHex(hex, raw)) return std::nullopt;
+  std::string entry(reinterpret_cast<const char*>(raw.data()), raw.size());
+  entry.append(8, '\0');
+  return entry;
+}
+
+// The hashing inputs for `ti`'s files as they are under `dir` now (a
+// single file named `single_file_name` there, when given).
 Result<HashInputs, std::string> InputsUnder(const lt::torrent_info& ti,
-                                            const std::filesystem::path& dir) {
+                                            const std::filesystem::path& dir,
+                                            const std::string& single_file_name) {
+  if (!single_file_name.empty() && ti.num_files() != 1) {
+    return Unexpected(std::string("a folder cannot be checked under another name"));
+  }
   return HashInputsFor(
       ti.files(),
       [&](const std::string& torrent_path, std::int64_t size) -> Result<PayloadFile, std::string> {
-        const std::filesystem::path path = dir / torrent_path;
+        const std::filesystem::path path =
+            dir / (single_file_name.empty() ? torrent_path : single_file_name);
         auto id = IdentityOf(path);
         if (!id) return Unexpected(std::move(id.error()));
         if (id->size != size) {
@@ -56,19 +77,39 @@ Result<lt::torrent_info, std::string> ParseV1(std::string_view torrent_bytes) {
 
 std::optional<std::string> RememberVerifiedPayload(std::string_view torrent_bytes,
                                                    const std::filesystem::path& dir,
-                                                   const std::filesystem::path& hash_cache_dir) {
+                                                   const std::filesystem::path& hash_cache_dir,
+                                                   const std::string& single_file_name,
+                                                   const std::string& sha256) {
   auto ti = ParseV1(torrent_bytes);
   if (!ti) return ti.error();
-  auto in = InputsUnder(*ti, dir);
+  auto in = InputsUnder(*ti, dir, single_file_name);
   if (!in) return in.error();
+  const HashCache cache(hash_cache_dir);
+  const std::string key = HashCache::Key(in->job.segments, in->identities, in->job.piece_length);
+  if (auto raw = Sha256Entry(sha256); raw && ti->num_files() == 1) {
+    if (auto why = cache.Store(key + kSha256Key, *raw)) return why;
+  }
   std::string hashes;
   for (const lt::piece_index_t p : ti->piece_range()) {
     const lt::sha1_hash h = ti->hash_for_piece(p);
     hashes.append(h.data(), h.size());
   }
+  return cache.Store(key, hashes);
+}
+
+std::optional<std::string> WholeFileSha256FromCache(std::string_view torrent_bytes,
+                                                    const std::filesystem::path& dir,
+                                                    const std::filesystem::path& hash_cache_dir,
+                                                    const std::string& single_file_name) {
+  auto ti = ParseV1(torrent_bytes);
+  if (!ti || ti->num_files() != 1) return std::nullopt;
+  auto in = InputsUnder(*ti, dir, single_file_name);
+  if (!in) return std::nullopt;
   const HashCache cache(hash_cache_dir);
-  return cache.Store(HashCache::Key(in->job.segments, in->identities, in->job.piece_length),
-                     hashes);
+  auto raw = cache.Lookup(
+      HashCache::Key(in->job.segments, in->identities, in->job.piece_length) + kSha256Key, 2);
+  if (!raw) return std::nullopt;
+  return proto::ToHex(std::string_view(*raw).substr(0, 32));
 }
 
 Result<PayloadCheck, std::string> CheckPayload(std::string_view torrent_bytes,
@@ -76,7 +117,7 @@ Result<PayloadCheck, std::string> CheckPayload(std::string_view torrent_bytes,
   auto parsed = ParseV1(torrent_bytes);
   if (!parsed) return Unexpected(std::move(parsed.error()));
   const lt::torrent_info& ti = *parsed;
-  auto in = InputsUnder(ti, o.dir);
+  auto in = InputsUnder(ti, o.dir, o.single_file_name);
   if (!in) return Unexpected(std::move(in.error()));
   in->job.threads = o.threads;
   in->job.progress = o.progress;

@@ -37,7 +37,10 @@ Result<HashInputs, std::string> HashInputsFor(const libtorrent::file_storage& la
                                               const FileLocator& locate);
 
 struct PayloadCheckOptions {
-  std::filesystem::path dir;             // the files are at dir/<path in the metainfo>
+  std::filesystem::path dir;  // the files are at dir/<path in the metainfo>
+  // A single-file torrent's file is at dir/<this> instead (get --as); empty:
+  // the metainfo's name.
+  std::string single_file_name;
   std::filesystem::path hash_cache_dir;  // empty: no cache
   // Files modified this recently are not cached (hash_cache.h); tests shorten it.
   std::chrono::milliseconds hash_cache_settle = HashCache::kDefaultSettle;
@@ -64,9 +67,22 @@ Result<PayloadCheck, std::string> CheckPayload(std::string_view torrent_bytes,
 // dir/<name>: keeps the metainfo's piece hashes in the cache under the
 // files' identities now, so checking the same files again (a get run a
 // second time) reads nothing. No settle wait: the writer was this process
-// and it is done. Returns why not, if not.
+// and it is done. `single_file_name` as in PayloadCheckOptions. Returns why
+// not, if not.
+// With `sha256` (a single file's whole-file digest, 64 hex), keeps that too,
+// under the same identities (WholeFileSha256FromCache).
 std::optional<std::string> RememberVerifiedPayload(std::string_view torrent_bytes,
                                                    const std::filesystem::path& dir,
-                                                   const std::filesystem::path& hash_cache_dir);
+                                                   const std::filesystem::path& hash_cache_dir,
+                                                   const std::string& single_file_name = {},
+                                                   const std::string& sha256 = {});
+
+// The whole-file SHA-256 a finished get kept for the single file of
+// `torrent_bytes` at dir/<name or single_file_name>, if the file is
+// unchanged since (same identity); nullopt otherwise.
+std::optional<std::string> WholeFileSha256FromCache(std::string_view torrent_bytes,
+                                                    const std::filesystem::path& dir,
+                                                    const std::filesystem::path& hash_cache_dir,
+                                                    const std::string& single_file_name = {});
 
 }  // namespace swarmcast::node

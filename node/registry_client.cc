@@ -11,6 +11,8 @@
 #include <optional>
 
 #include "proto/endpoint.h"
+#include "proto/hex.h"
+#include "proto/sha256_text.h"
 #include "proto/metainfo.h"
 
 namespace swarmcast::node {
@@ -239,9 +241,13 @@ Result<RegistryClient::Response, RegistryError> RegistryClient::Get(const std::s
 
 Result<PublishResult, RegistryError> RegistryClient::Publish(const std::string& name,
                                                              const std::string& torrent_bytes,
-                                                             const std::string& push) {
+                                                             const std::string& push,
+                                                             const std::string& sha256) {
   std::string target = "/v1/swarms/" + EscapePath(name);
-  if (!push.empty()) target += "?push=" + EscapePath(push);
+  std::string query;
+  if (!push.empty()) query += "&push=" + EscapePath(push);
+  if (!sha256.empty()) query += "&sha256=" + EscapePath(sha256);
+  if (!query.empty()) target += "?" + query.substr(1);
   auto r = Request("PUT", target, torrent_bytes, kJsonLimit);
   if (!r) return Unexpected(r.error());
   if (r->status != 200 && r->status != 201) return Unexpected(StatusError(r->status, r->body));
@@ -266,6 +272,7 @@ SwarmInfo ToSwarmInfo(const Json& j) {
   out.leechers = IntOr0(j, "leechers");
   out.completed = IntOr0(j, "completed");
   out.push = StrOrEmpty(j, "push");
+  out.sha256 = proto::NormaliseSha256Hex(StrOrEmpty(j, "sha256")).value_or(std::string());
   out.created = IntOr0(j, "created");
   return out;
 }

@@ -80,6 +80,9 @@ struct SwarmInfo {
   std::int64_t leechers = 0;
   std::int64_t completed = 0;
   std::string push;
+  // The publisher's whole-file SHA-256 pin (64 lowercase hex), empty when
+  // none; a value that is not 64 hex digits is read as none.
+  std::string sha256;
   std::int64_t created = 0;  // unix seconds of the first publish (list only)
 };
 
@@ -132,10 +135,11 @@ class RegistryClient {
     return RegistryClient(url_, timeout, token_, tls_);
   }
 
-  // PUT /v1/swarms/{name}[?push=...] with the .torrent bytes.
+  // PUT /v1/swarms/{name}[?push=...][&sha256=...] with the .torrent bytes.
   Result<PublishResult, RegistryError> Publish(const std::string& name,
                                                const std::string& torrent_bytes,
-                                               const std::string& push = {});
+                                               const std::string& push = {},
+                                               const std::string& sha256 = {});
   // GET /v1/swarms/{key}; key is a name or a 40-hex info-hash.
   Result<SwarmInfo, RegistryError> GetSwarm(const std::string& key);
   // GET /v1/swarms: every published swarm (at most 100,000 are read).

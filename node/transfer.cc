@@ -18,6 +18,7 @@
 #include <libtorrent/torrent_info.hpp>
 #include <libtorrent/torrent_status.hpp>
 
+#include "node/file_digest.h"
 #include "node/file_io.h"
 #include "node/node_metrics.h"
 #include "node/piece_salvage.h"
@@ -105,6 +106,8 @@ class Transfer {
 
  private:
   bool IsGet() const { return o_.role == TransferOptions::Role::kGet; }
+  // The file gets another name in DIR than the metainfo's (get --as).
+  bool Renamed() const { return !o_.output_name.empty() && o_.output_name != ti_->name(); }
   bool stopping() const { return end_.has_value(); }
   // Moving or moved: the staging area is no longer where the data is.
   bool leaving_staging() const { return phase_ == Phase::kMoving || phase_ == Phase::kInPlace; }
@@ -134,7 +137,11 @@ class Transfer {
     report_.total_bytes = ti_->total_size();
     report_.piece_length = ti_->piece_length();
     report_.pieces_total = ti_->num_pieces();
-    final_path_ = o_.dir / ti_->name();
+    if (!o_.output_name.empty() && ti_->num_files() != 1) {
+      return TransferError{Kind::kMetainfo,
+                           "--as names a single file; '" + ti_->name() + "' is a folder"};
+    }
+    final_path_ = o_.dir / (o_.output_name.empty() ? ti_->name() : o_.output_name);
     report_.path = final_path_;
 
     std::error_code ec;
@@ -153,6 +160,16 @@ class Transfer {
     if (!staging) return TransferError{Kind::kStorage, staging.error()};
     staging_ = std::move(*staging);
     save_path_ = staging_->save_path();
+    if (Renamed()) {
+      // A run stopped between the rename in staging and the move into
+      // place left the file under the --as name: put it back.
+      const fs::path ours = staging_->content_path();
+      const fs::path renamed = save_path_ / o_.output_name;
+      if (!fs::exists(fs::symlink_status(ours, ec)) &&
+          fs::is_regular_file(fs::symlink_status(renamed, ec))) {
+        fs::rename(renamed, ours, ec);
+      }
+    }
     return std::nullopt;
   }
 
@@ -301,6 +318,7 @@ class Transfer {
         o_.log.Info("resuming with " + std::to_string(report_.pieces_at_start) + " of " +
                     std::to_string(report_.pieces_total) + " pieces verified");
       }
+      if (IsGet()) StartDigest();
       if (IsGet() && resumed_) Salvage();
       if (o_.wire_hold.count() == 0) {
         StartWire();  // only the salvage held it
@@ -312,6 +330,7 @@ class Transfer {
       if (IsGet()) OnDownloadVerified();
     } else if (auto* p = lt::alert_cast<lt::piece_finished_alert>(a)) {
       if (resume_) resume_->Save();
+      if (digest_) digest_->MarkVerified(static_cast<int>(p->piece_index));
       if (o_.hooks.on_piece_verified) {
         o_.hooks.on_piece_verified(static_cast<std::uint32_t>(static_cast<int>(p->piece_index)));
       }
@@ -331,6 +350,12 @@ class Transfer {
     } else if (auto* p = lt::alert_cast<lt::torrent_error_alert>(a)) {
       ++report_.disk_errors;
       FailWith({Kind::kStorage, std::string(p->filename()) + ": " + p->error.message()});
+    } else if (lt::alert_cast<lt::file_renamed_alert>(a)) {
+      if (phase_ == Phase::kMoving && !stopping()) MoveIntoPlace();
+    } else if (auto* p = lt::alert_cast<lt::file_rename_failed_alert>(a)) {
+      FailWith({Kind::kStorage, "cannot rename the download to " + o_.output_name + ": " +
+                                    p->error.message() + "; verified data stays in " +
+                                    save_path_.string()});
     } else if (lt::alert_cast<lt::storage_moved_alert>(a)) {
       OnMovedIntoPlace();
     } else if (auto* p = lt::alert_cast<lt::storage_moved_failed_alert>(a)) {
@@ -407,8 +432,72 @@ class Transfer {
     report_.complete = true;
     phase_ = Phase::kMoving;
     resume_->StopSaving();
-    h_.move_storage(o_.dir.string(), lt::move_flags_t::fail_if_exist);
+    if (digest_ && !digest_result_) {
+      awaiting_digest_ = true;  // OnDigest goes on
+      awaiting_since_ = Clock::now();
+      return;
+    }
+    CheckDigestAndPlace();
   }
+
+  // The whole-file SHA-256 of a single-file get, hashed in file order as
+  // pieces are verified (node/file_digest.h); the verified pieces so far
+  // count at once (a resumed get's are read from disk).
+  void StartDigest() {
+    if (!o_.whole_file_sha256 || ti_->num_files() != 1 || digest_) return;
+    digest_ = std::make_unique<WholeFileDigest>(
+        staging_->content_path(), report_.total_bytes, report_.piece_length,
+        [this](Result<std::string, std::string> r) {
+          // The worker's thread: hand the result to the control thread.
+          asio::post(ioc_, [this, r = std::move(r)]() mutable { OnDigest(std::move(r)); });
+        });
+    const lt::torrent_status st = h_.status(lt::torrent_handle::query_pieces);
+    for (int i = 0; i < st.pieces.size(); ++i) {
+      if (st.pieces[lt::piece_index_t(i)]) digest_->MarkVerified(i);
+    }
+  }
+
+  void OnDigest(Result<std::string, std::string> r) {
+    if (digest_) report_.sha256_read_bytes = digest_->bytes_read();
+    digest_result_ = std::move(r);
+    if (awaiting_digest_) {
+      report_.sha256_wait_seconds =
+          std::chrono::duration<double>(Clock::now() - awaiting_since_).count();
+    }
+    if (awaiting_digest_ && !stopping()) CheckDigestAndPlace();
+  }
+
+  // Every piece passed: the digest against the pin, then into place.
+  void CheckDigestAndPlace() {
+    if (digest_result_ && *digest_result_) {
+      report_.sha256 = **digest_result_;
+    } else if (digest_result_) {
+      if (!o_.expected_sha256.empty()) {
+        FailWith(
+            {Kind::kVerification, "cannot check the pinned SHA-256: " + digest_result_->error() +
+                                      "; verified data stays in " + save_path_.string()});
+        return;
+      }
+      o_.log.Warning("whole-file SHA-256 not computed: " + digest_result_->error());
+    }
+    if (!o_.expected_sha256.empty() && report_.sha256 != o_.expected_sha256) {
+      report_.complete = false;
+      FailWith({Kind::kVerification,
+                "whole-file SHA-256 mismatch: the publisher pinned " + o_.expected_sha256 +
+                    ", the download hashes to " + report_.sha256 +
+                    " (every piece matched the metainfo, so the pin and the metainfo disagree); "
+                    "not moved into place, the data stays in " +
+                    save_path_.string()});
+      return;
+    }
+    if (Renamed()) {
+      h_.rename_file(lt::file_index_t(0), o_.output_name);  // then MoveIntoPlace
+      return;
+    }
+    MoveIntoPlace();
+  }
+
+  void MoveIntoPlace() { h_.move_storage(o_.dir.string(), lt::move_flags_t::fail_if_exist); }
 
   void OnMovedIntoPlace() {
     phase_ = Phase::kInPlace;
@@ -619,8 +708,12 @@ class Transfer {
   lt::torrent_handle h_;
   std::shared_ptr<const lt::torrent_info> ti_;
   fs::path save_path_, final_path_;
-  std::unique_ptr<StagingArea> staging_;  // get only
-  std::optional<ResumeSaver> resume_;     // get only, once the torrent is added
+  std::unique_ptr<StagingArea> staging_;     // get only
+  std::optional<ResumeSaver> resume_;        // get only, once the torrent is added
+  std::unique_ptr<WholeFileDigest> digest_;  // get of a single file (StartDigest)
+  std::optional<Result<std::string, std::string>> digest_result_;
+  bool awaiting_digest_ = false;  // every piece verified; the move waits for the digest
+  Clock::time_point awaiting_since_{};
   Phase phase_ = Phase::kChecking;
   Clock::time_point start_ = Clock::now();
   Clock::time_point next_line_{}, next_status_{}, next_poll_{}, stop_deadline_{};

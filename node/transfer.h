@@ -99,6 +99,19 @@ struct TransferOptions {
   // Seed: the directory that holds the content (its parent directory).
   // Get: the output directory.
   std::filesystem::path dir;
+  // Get, single-file torrents only: the name the file gets in `dir` (get
+  // --as; a safe path element, checked by the caller); empty: the
+  // metainfo's name. The staging area keeps the metainfo's name, so a
+  // resumed get finds its data whatever --as says; the file is renamed in
+  // staging just before the move into place.
+  std::string output_name;
+  // Get, single-file torrents: compute the file's SHA-256 while it is
+  // written (node/file_digest.h) into TransferReport::sha256. With
+  // `expected_sha256` (64 lowercase hex; the publisher's pin) a download
+  // that hashes otherwise fails with Kind::kVerification and stays in the
+  // staging area, never moved into place.
+  bool whole_file_sha256 = true;
+  std::string expected_sha256;
   bool data_verified = false;  // seed: the content was just hashed
   std::string announce_url;    // the swarm's tracker
   // Private swarms: announces go to announce_url + "/" + this token (the
@@ -206,6 +219,14 @@ struct TransferReport {
   int banned_peers = 0;
   int disk_errors = 0;  // file and storage errors libtorrent reported
   bool complete = false;
+  // Get of a single file: its whole-file SHA-256 (lowercase hex; empty when
+  // not computed), and how many bytes were read back to compute it.
+  std::string sha256;
+  std::int64_t sha256_read_bytes = 0;
+  // How long the move into place waited for the digest after the last
+  // piece was verified: pieces arrive out of order, so much of the file is
+  // hashed once the gaps before it are filled.
+  double sha256_wait_seconds = 0;
   double download_seconds = -1;  // start to every piece verified (get)
   double total_seconds = 0;
   // Seed: the most full copies seen, among connected peers or as the
@@ -214,7 +235,9 @@ struct TransferReport {
 };
 
 struct TransferError {
-  enum class Kind { kMetainfo, kStorage, kNetwork, kStalled, kInternal };
+  // kVerification: every piece passed but the whole-file SHA-256 is not
+  // the pinned one.
+  enum class Kind { kMetainfo, kStorage, kNetwork, kStalled, kVerification, kInternal };
   Kind kind = Kind::kInternal;
   std::string message;
 };

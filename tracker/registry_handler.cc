@@ -6,6 +6,7 @@
 
 #include "proto/endpoint.h"
 #include "proto/hex.h"
+#include "proto/sha256_text.h"
 #include "tracker/query_parse.h"
 #include "tracker/straggler.h"
 
@@ -24,6 +25,7 @@ Json SummaryJson(const SwarmSummary& s) {
   j["leechers"] = s.leechers;
   j["completed"] = s.completed;
   j["push"] = StringOrNull(s.entry ? std::string_view(s.entry->push) : std::string_view());
+  j["sha256"] = StringOrNull(s.entry ? std::string_view(s.entry->sha256) : std::string_view());
   j["created"] = s.created;
   return j;
 }
@@ -163,19 +165,31 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   if (!proto::IsValidSwarmName(name)) {
     return refuse(400, "invalid name: use " + std::string(proto::kSwarmNameRule));
   }
-  std::string push;
-  bool push_ok = true;
+  std::string push, sha256;
+  bool push_ok = true, sha256_ok = true;
   const bool query_ok = ForEachParam(
       query, QueryLimits{}.max_params, [&](std::string_view key, std::string_view raw) {
+        if (key == "sha256") {
+          auto decoded = PercentDecode(raw, 64);
+          auto pin = decoded ? proto::NormaliseSha256Hex(*decoded) : std::nullopt;
+          sha256_ok = pin.has_value();
+          if (pin) sha256 = *pin;
+          return sha256_ok;
+        }
         if (key != "push") return true;
         auto decoded = PercentDecode(raw, 128);
         push_ok = decoded && !(push = NormalisePush(*decoded)).empty();
         return push_ok;
       });
   if (!push_ok) return refuse(400, "invalid push endpoint: want IP:PORT");
+  if (!sha256_ok) return refuse(400, "invalid sha256: want 64 hex digits");
   if (!query_ok) return refuse(400, "too many query parameters");
   auto meta = proto::CheckMetainfo(body, config_.limits);
   if (!meta) return refuse(400, "invalid torrent: " + meta.error());
+  if (!sha256.empty() && meta->file_count != 1) {
+    return refuse(400, "sha256 pins one file; this torrent holds " +
+                           std::to_string(meta->file_count) + " files");
+  }
 
   RegistryEntry entry;
   entry.name = std::string(name);
@@ -185,6 +199,7 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   entry.pieces = meta->num_pieces;
   entry.files = meta->file_count;
   entry.push = push;
+  entry.sha256 = sha256;
   const std::int64_t now = clock_.Now();
   PublishOutcome r = table_.Publish(meta->info_hash, entry, now);
   switch (r.kind) {
@@ -213,6 +228,7 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   j["pieces"] = meta->num_pieces;
   j["files"] = meta->file_count;
   j["push"] = StringOrNull(push);
+  j["sha256"] = StringOrNull(sha256);
   j["previous"] = moved ? Json(ToHex(r.previous)) : Json();
   HttpReply reply = JsonReply(r.kind == PublishOutcome::kCreated ? 201 : 200, j);
   std::string what = std::string(name) + " " + ToHex(meta->info_hash) +

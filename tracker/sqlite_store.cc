@@ -56,6 +56,8 @@ const char* const kMigrations[] = {
     "CREATE TABLE agent_reports(deployment TEXT NOT NULL, agent TEXT NOT NULL,"
     "  state TEXT NOT NULL, reason TEXT NOT NULL, bytes INTEGER NOT NULL,"
     "  updated INTEGER NOT NULL, PRIMARY KEY(deployment, agent)) WITHOUT ROWID;",
+    // 5: the publisher's whole-file SHA-256 pin (NULL: none).
+    "ALTER TABLE swarms ADD COLUMN sha256 TEXT;",
 };
 static_assert(std::size(kMigrations) == SqliteStore::kSchemaVersion);
 
@@ -207,7 +209,7 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
   // The torrent bytes stay on disk (their own table).
   Stmt s(db_,
          "SELECT info_hash, name, size IS NOT NULL, size, piece_length, pieces, files, push,"
-         " created, completed, owner, retired FROM swarms");
+         " created, completed, owner, retired, sha256 FROM swarms");
   if (!s) return Unexpected(std::string("reading swarms: ") + sqlite3_errmsg(db_));
   while (sqlite3_step(s.get()) == SQLITE_ROW) {
     InfoHash ih;
@@ -223,6 +225,7 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
       e.pieces = sqlite3_column_int64(s.get(), 5);
       e.files = sqlite3_column_int64(s.get(), 6);
       e.push = ColumnText(s.get(), 7);
+      e.sha256 = ColumnText(s.get(), 12);
       e.created = sqlite3_column_int64(s.get(), 8);
       entry = std::move(e);
     }
@@ -489,17 +492,20 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
                   " ON CONFLICT(info_hash) DO UPDATE SET completed = excluded.completed");
     Stmt publish(db_,
                  "INSERT INTO swarms(info_hash, name, owner, size, piece_length, pieces,"
-                 " files, push, created, retired) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)"
+                 " files, push, created, retired, sha256)"
+                 " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)"
                  " ON CONFLICT(info_hash) DO UPDATE SET name = excluded.name,"
                  " owner = excluded.owner, size = excluded.size,"
                  " piece_length = excluded.piece_length, pieces = excluded.pieces,"
-                 " files = excluded.files, push = excluded.push, retired = NULL");
+                 " files = excluded.files, push = excluded.push, retired = NULL,"
+                 " sha256 = excluded.sha256");
     // Before the new row takes the name: names are UNIQUE.
     Stmt retire(db_, "UPDATE swarms SET name = NULL, retired = ? WHERE info_hash = ?");
-    Stmt update(db_, "UPDATE swarms SET push = ?, owner = ? WHERE info_hash = ?");
+    Stmt update(db_, "UPDATE swarms SET push = ?, owner = ?, sha256 = ? WHERE info_hash = ?");
     Stmt remove(db_,
                 "UPDATE swarms SET name = NULL, owner = NULL, size = NULL,"
-                " piece_length = NULL, pieces = NULL, files = NULL, push = NULL, retired = NULL"
+                " piece_length = NULL, pieces = NULL, files = NULL, push = NULL, retired = NULL,"
+                " sha256 = NULL"
                 " WHERE info_hash = ?");
     Stmt put_torrent(db_, "INSERT OR REPLACE INTO torrents(info_hash, bytes) VALUES(?, ?)");
     Stmt del_torrent(db_, "DELETE FROM torrents WHERE info_hash = ?");
@@ -556,6 +562,7 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
           publish.Int(7, e.files);
           publish.Text(8, e.push);
           publish.Int(9, e.created);
+          publish.Text(10, e.sha256);
           put_torrent.Blob(1, w.ih.data(), 20);
           put_torrent.Blob(2, torrent.data(), torrent.size());
           ok = publish.Run() && put_torrent.Run();
@@ -564,7 +571,8 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
         case RegistryWrite::Kind::kUpdate:
           update.Text(1, e.push);
           update.Text(2, e.owner);
-          update.Blob(3, w.ih.data(), 20);
+          update.Text(3, e.sha256);
+          update.Blob(4, w.ih.data(), 20);
           ok = update.Run();
           break;
         case RegistryWrite::Kind::kRemove:

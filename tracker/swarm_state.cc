@@ -270,6 +270,7 @@ PublishOutcome SwarmTable::Publish(const InfoHash& ih, RegistryEntry entry, std:
     if (!holder.empty() && holder != entry.owner) return {PublishOutcome::kNotOwner, {}};
     if (current_ih == ih) {
       current->entry->push = entry.push;
+      current->entry->sha256 = entry.sha256;
       current->entry->owner = entry.owner;  // claims an unowned name
       return {PublishOutcome::kUpdated, {}};
     }

@@ -39,6 +39,9 @@ struct RegistryEntry {
   std::int64_t pieces = 0;
   std::int64_t files = 0;
   std::string push;  // "IP:PORT" or empty
+  // The publisher's whole-file SHA-256 pin (single-file swarms): 64
+  // lowercase hex digits, or empty.
+  std::string sha256;
   std::int64_t created = 0;
   std::int64_t retired = 0;  // when the name moved away (unix s); 0 while named
 };

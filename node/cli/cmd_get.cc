@@ -7,12 +7,15 @@
 #include "node/cli/json_output.h"
 #include "node/cli/metrics_endpoint.h"
 #include "node/cli/push_wiring.h"
+#include "node/file_digest.h"
 #include "node/file_io.h"
 #include "node/hash_cache.h"
 #include "node/payload_check.h"
+#include "node/peer_metadata.h"
 #include "node/units.h"
 #include "proto/hex.h"
 #include "proto/metainfo.h"
+#include "proto/sha256_text.h"
 
 namespace swarmcast::node::cli {
 namespace {
@@ -21,21 +24,47 @@ namespace {
 // complete: 0; something else is there: kExitStorage), nullopt to go on
 // (nothing there, or --force removed it).
 std::optional<int> CheckExistingTarget(const std::filesystem::path& dir, const std::string& torrent,
-                                       const proto::MetainfoSummary& summary, bool force,
-                                       const CommonFlags& common, StatusFile& status,
-                                       const proto::Logger& log) {
-  const std::filesystem::path target = dir / summary.name;
+                                       const proto::MetainfoSummary& summary,
+                                       const std::string& output_name, const std::string& pin,
+                                       bool compute_sha256, bool force, const CommonFlags& common,
+                                       StatusFile& status, const proto::Logger& log) {
+  const std::filesystem::path target = dir / (output_name.empty() ? summary.name : output_name);
   std::error_code ec;
   if (!std::filesystem::exists(std::filesystem::symlink_status(target, ec))) return std::nullopt;
   PayloadCheckOptions c;
   c.dir = dir;
+  c.single_file_name = output_name;
   c.hash_cache_dir = DefaultHashCacheDir();
   c.progress = MakeHashProgress("checking", summary.name, summary.total_size, common, &status);
   auto check = CheckPayload(torrent, c);
   if (check && check->bad_pieces == 0) {
     log.Info(target.string() + " is already complete (every piece matches" +
              (check->from_cache ? ", by the cached hashes of unchanged files)" : ")"));
+    // The digest the get that wrote it kept, else one read of the file.
+    std::string sha256;
+    std::int64_t read_bytes = 0;
+    if (summary.file_count == 1 && (compute_sha256 || !pin.empty())) {
+      if (auto cached =
+              WholeFileSha256FromCache(torrent, dir, DefaultHashCacheDir(), output_name)) {
+        sha256 = *cached;
+      } else if (auto read = Sha256OfFile(target)) {
+        sha256 = *read;
+        read_bytes = summary.total_size;
+        RememberVerifiedPayload(torrent, dir, DefaultHashCacheDir(), output_name, sha256);
+      } else {
+        log.Warning("whole-file SHA-256 not computed: " + read.error());
+      }
+    }
+    if (!pin.empty() && sha256 != pin) {
+      log.Error("whole-file SHA-256 mismatch: " + target.string() + " hashes to " + sha256 +
+                ", the publisher pinned " + pin +
+                " (every piece matches the metainfo); left "
+                "as it is");
+      return kExitVerification;
+    }
     TransferReport r;
+    r.sha256 = sha256;
+    r.sha256_read_bytes = read_bytes;
     r.end = TransferEnd::kAlreadyComplete;
     r.name = summary.name;
     r.info_hash = proto::ToHex(summary.info_hash);
@@ -46,6 +75,10 @@ std::optional<int> CheckExistingTarget(const std::filesystem::path& dir, const s
     r.complete = true;
     r.download_seconds = 0;
     Output().SetResult(ReportJson(r));
+    if (!common.json) {
+      std::cout << target.string() << ": already complete"
+                << (sha256.empty() ? std::string() : ", sha256 " + sha256) << "\n";
+    }
     return kExitOk;
   }
   const std::string why = !check ? check.error()
@@ -58,9 +91,32 @@ std::optional<int> CheckExistingTarget(const std::filesystem::path& dir, const s
     log.Error("cannot remove " + target.string() + ": " + ec.message());
   } else {
     log.Error(target.string() + " exists and is not this swarm's content (" + why +
-              "); remove it, choose another -o, or pass --force to replace it");
+              "); remove it, choose another -o or --as, or pass --force to replace it");
   }
   return kExitStorage;
+}
+
+// --as: one path element a file may be named in DIR. Why not, if not.
+std::optional<std::string> CheckOutputName(const std::string& name) {
+  constexpr std::size_t kMaxName = 255;  // NAME_MAX
+  if (name.empty()) return "--as: the name is empty";
+  if (name.size() > kMaxName) {
+    return "--as: the name is " + std::to_string(name.size()) + " bytes; at most " +
+           std::to_string(kMaxName);
+  }
+  if (name == "." || name == "..") return "--as: '" + name + "' is not a file name";
+  if (name.find('/') != std::string::npos) {
+    return "--as names the file in -o DIR, without '/' (put the folder in -o)";
+  }
+  if (name.find('\0') != std::string::npos) return "--as: the name holds a NUL byte";
+  if (proto::IsReservedName(name)) return "--as: '" + name + "' is reserved for the staging area";
+  return std::nullopt;
+}
+
+// Whether the metainfo could not be had from the tracker for a reason the
+// --connect peers may not share (down, busy, unknown there).
+bool PeersMayHaveIt(const RegistryError& e) {
+  return e.kind != RegistryError::Kind::kDenied && e.kind != RegistryError::Kind::kTlsRefused;
 }
 
 }  // namespace
@@ -69,13 +125,28 @@ int RunGet(int argc, char** argv) {
   CommonFlags common;
   NetworkFlags net;
   TrackerFlags trk;
-  std::string key, out, linger = "5m", stall = "10m", wait = "0", save_torrent;
-  bool no_linger = false, torrent_urls = false, force = false;
+  std::string key, out, output_name, linger = "5m", stall = "10m", wait = "0",
+                                     metadata_timeout = "60s", save_torrent;
+  bool no_linger = false, torrent_urls = false, force = false, no_sha256 = false;
+  std::string sha256_flag;
   PushGetFlags push_flags;
   MetricsFlags metrics_flags;
   po::options_description d("Options");
   d.add_options()("swarm", po::value(&key)->required(), "registry name or 40-hex info-hash")(
       "output,o", po::value(&out)->required(), "directory to put the download in")(
+      "as,O", po::value(&output_name),
+      "name the file NAME in DIR instead of the metainfo's name (single-file swarms only; "
+      "one file name: no '/', not '.' or '..', at most 255 bytes)")(
+      "sha256", po::value(&sha256_flag),
+      "the whole-file SHA-256 the download must have (64 hex digits; default: the pin the "
+      "publisher put in the registry, if any); a mismatch is exit 9 and nothing is moved "
+      "into place")(
+      "no-sha256", po::bool_switch(&no_sha256),
+      "do not compute the whole-file SHA-256 (it is computed by default for a single file, "
+      "reading each verified piece back from the page cache)")(
+      "metadata-timeout", po::value(&metadata_timeout)->default_value(metadata_timeout),
+      "INFOHASH with --connect and no tracker (or one that does not answer): how long to wait "
+      "for the peers to send the metadata (exit 7 after it)")(
       "linger", po::value(&linger)->default_value(linger),
       "after completing, keep serving others for at most this long (e.g. 90s, 5m); "
       "stops earlier once the tracker reports every peer done")(
@@ -101,7 +172,9 @@ int RunGet(int argc, char** argv) {
   pos.add("swarm", 1);
   po::variables_map vm;
   if (auto code = ParseArgs(
-          argc, argv, d, pos, "swarmcast get NAME|INFOHASH --tracker URL -o DIR [OPTIONS]",
+          argc, argv, d, pos,
+          "swarmcast get NAME|INFOHASH --tracker URL -o DIR [OPTIONS]\n"
+          "       swarmcast get INFOHASH --connect ADDR:PORT [--connect ...] -o DIR [OPTIONS]",
           "Fetches the swarm's metainfo from the tracker's registry, checks it\n"
           "(unsafe file names and sizes are refused; an info-hash given on the\n"
           "command line must match), and downloads into DIR. Data is written under\n"
@@ -109,7 +182,10 @@ int RunGet(int argc, char** argv) {
           "its hash check; run the same command again after a crash or kill and it\n"
           "resumes from the verified pieces. Then it lingers, serving others.\n"
           "Run again once complete, it checks DIR/NAME and exits 0 without\n"
-          "downloading (\"end\": \"already-complete\").",
+          "downloading (\"end\": \"already-complete\").\n"
+          "With an INFOHASH and --connect, no tracker is needed: the metadata comes\n"
+          "from those peers (BEP 9), and with a tracker that does not answer the\n"
+          "get asks them instead of waiting.",
           vm)) {
     return *code;
   }
@@ -141,11 +217,49 @@ int RunGet(int argc, char** argv) {
     log.Error("--wait: " + wait_for.error());
     return kExitUsage;
   }
-  auto client = ToRegistryClient(trk, log);
-  auto retry = ToRetryPolicy(trk, log);
+  auto meta_wait = ParseDuration(metadata_timeout);
+  if (!meta_wait || meta_wait->count() == 0) {
+    log.Error("--metadata-timeout: " +
+              (meta_wait ? std::string("must be above 0") : meta_wait.error()));
+    return kExitUsage;
+  }
+  if (vm.count("as") > 0) {  // --as "" too
+    if (auto why = CheckOutputName(output_name)) {
+      log.Error(*why);
+      return kExitUsage;
+    }
+  }
+  std::string pin;  // the SHA-256 the file must have: --sha256, else the registry's
+  if (!sha256_flag.empty()) {
+    auto p = proto::NormaliseSha256Hex(sha256_flag);
+    if (!p) {
+      log.Error("--sha256: want 64 hex digits, got '" + sha256_flag + "'");
+      return kExitUsage;
+    }
+    if (no_sha256) {
+      log.Error("--sha256 and --no-sha256 exclude each other");
+      return kExitUsage;
+    }
+    pin = *p;
+  }
   auto netopts = ToNetworkOptions(net, log);
   auto peers = ToPeerEndpoints(net, log);
-  if (!client || !retry || !netopts || !peers) return kExitUsage;
+  if (!netopts || !peers) return kExitUsage;
+  // An info-hash and peers are enough: the peers have the metadata.
+  const bool peers_have_metadata = proto::IsInfoHashHex(key) && !peers->empty();
+  if (trk.tracker.empty() && !peers_have_metadata) {
+    log.Error(
+        "--tracker URL is required (or an INFOHASH with --connect ADDR:PORT: the metadata then "
+        "comes from the peers)");
+    return kExitUsage;
+  }
+  std::optional<RegistryClient> client;
+  if (!trk.tracker.empty()) {
+    client = ToRegistryClient(trk, log);
+    if (!client) return kExitUsage;
+  }
+  auto retry = ToRetryPolicy(trk, log);
+  if (!retry) return kExitUsage;
   MetricsEndpoint metrics;
   if (!metrics.Start(metrics_flags, "get", "fetching metainfo", log)) return kExitUsage;
 
@@ -159,81 +273,161 @@ int RunGet(int argc, char** argv) {
   // record for the name; the metainfo is then fetched by that hash and
   // must hash to it.
   std::string info_hash = proto::IsInfoHashHex(key) ? key : std::string();
-  std::string registry_push;  // the seed's push endpoint, if it has one
-  // Gets started on a whole fleet at one instant spread their first
-  // requests over a quarter second instead of arriving in one burst.
-  std::this_thread::sleep_for(
-      Backoff({.retry_for = std::chrono::hours(1), .first_delay = std::chrono::milliseconds(250)})
-          .Next()
-          .value_or(std::chrono::milliseconds(0)));
-  if (!info_hash.empty() && !push_flags.no_push) {
-    auto swarm = WithRetries(*retry, log, "tracker", [&] { return client->GetSwarm(info_hash); });
-    if (swarm) registry_push = swarm->push;
-  }
-  if (info_hash.empty()) {
-    RetryPolicy lookup = *retry;
-    if (wait_for->count() > 0) {
-      lookup.until_found = true;
-      lookup.retry_for = std::max(lookup.retry_for, *wait_for);
+  for (char& c : info_hash) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string registry_push;    // the seed's push endpoint, if it has one
+  std::string registry_sha256;  // the publisher's pin, if any
+  std::string torrent;
+  bool tracker_answered = false;
+  // With peers to ask, the tracker gets one attempt per call: waiting out
+  // --tracker-retry for a busy tracker would hold up a get that can go on.
+  RetryPolicy policy = *retry;
+  if (peers_have_metadata) policy.retry_for = std::chrono::milliseconds(0);
+  if (client) {
+    // Gets started on a whole fleet at one instant spread their first
+    // requests over a quarter second instead of arriving in one burst.
+    std::this_thread::sleep_for(
+        Backoff({.retry_for = std::chrono::hours(1), .first_delay = std::chrono::milliseconds(250)})
+            .Next()
+            .value_or(std::chrono::milliseconds(0)));
+    std::optional<RegistryError> failed;
+    if (!info_hash.empty()) {  // the record holds the push endpoint and the pin
+      auto swarm = WithRetries(policy, log, "tracker", [&] { return client->GetSwarm(info_hash); });
+      if (swarm) registry_push = swarm->push;
+      if (swarm) registry_sha256 = swarm->sha256;
+      if (!swarm && peers_have_metadata && swarm.error().kind != RegistryError::Kind::kNotFound) {
+        failed = swarm.error();  // down: do not wait for it a second time
+      }
     }
-    auto swarm = WithRetries(lookup, log, "tracker", [&] { return client->GetSwarm(key); });
-    if (!swarm) {
-      log.Error(ToString(swarm.error()));
-      return ExitFor(swarm.error());
+    if (info_hash.empty()) {
+      RetryPolicy lookup = *retry;
+      if (wait_for->count() > 0) {
+        lookup.until_found = true;
+        lookup.retry_for = std::max(lookup.retry_for, *wait_for);
+      }
+      auto swarm = WithRetries(lookup, log, "tracker", [&] { return client->GetSwarm(key); });
+      if (!swarm) {
+        log.Error(ToString(swarm.error()));
+        return ExitFor(swarm.error());
+      }
+      if (!proto::IsInfoHashHex(swarm->info_hash)) {
+        log.Error("tracker: the registry record for '" + key + "' has no valid info-hash");
+        return kExitTracker;
+      }
+      info_hash = swarm->info_hash;
+      registry_push = swarm->push;
+      registry_sha256 = swarm->sha256;
     }
-    if (!proto::IsInfoHashHex(swarm->info_hash)) {
-      log.Error("tracker: the registry record for '" + key + "' has no valid info-hash");
-      return kExitTracker;
+    if (!failed) {
+      auto got = WithRetries(policy, log, "tracker", [&] { return client->GetTorrent(info_hash); });
+      if (got) {
+        torrent = std::move(*got);
+        tracker_answered = true;
+      } else {
+        failed = got.error();
+      }
     }
-    info_hash = swarm->info_hash;
-    registry_push = swarm->push;
+    if (failed) {
+      if (!peers_have_metadata || !PeersMayHaveIt(*failed)) {
+        log.Error(ToString(*failed));
+        return ExitFor(*failed);
+      }
+      log.Warning(ToString(*failed) + "; asking the --connect peers for the metadata");
+    }
   }
-  auto torrent = WithRetries(*retry, log, "tracker", [&] { return client->GetTorrent(info_hash); });
-  if (!torrent) {
-    log.Error(ToString(torrent.error()));
-    return ExitFor(torrent.error());
+  if (torrent.empty()) {
+    auto got = FetchMetainfoFromPeers({.info_hash_hex = info_hash,
+                                       .peers = *peers,
+                                       .net = *netopts,
+                                       .deadline = *meta_wait,
+                                       .log = log});
+    if (!got) {
+      log.Error("metadata: " + got.error());
+      return kExitNetwork;
+    }
+    torrent = std::move(*got);
   }
-  auto summary = proto::CheckMetainfo(*torrent);
+  auto summary = proto::CheckMetainfo(torrent);
   if (!summary) {
     log.Error("metainfo refused: " + summary.error());
     return kExitMetainfo;
   }
+  if (proto::ToHex(summary->info_hash) != info_hash) {
+    log.Error("metainfo refused: it hashes to " + proto::ToHex(summary->info_hash) + ", not " +
+              info_hash);
+    return kExitMetainfo;
+  }
+  if (!registry_sha256.empty()) {
+    if (summary->file_count != 1) {
+      registry_sha256.clear();  // the tracker refuses such a pin; never trust one
+    } else if (pin.empty()) {
+      if (no_sha256) {
+        log.Warning("--no-sha256: the publisher's SHA-256 pin is not checked");
+      } else {
+        pin = registry_sha256;
+        log.Debug("the publisher pinned SHA-256 " + pin);
+      }
+    } else if (pin != registry_sha256) {
+      log.Warning("--sha256 " + pin + " differs from the publisher's pin " + registry_sha256 +
+                  "; checking --sha256");
+    }
+  }
+  if (!pin.empty() && summary->file_count != 1) {
+    log.Error("--sha256 pins one file; '" + summary->name + "' is a folder");
+    return kExitUsage;
+  }
+  if (!output_name.empty() && summary->file_count != 1) {
+    log.Error("--as names a single file; '" + summary->name + "' is a folder of " +
+              std::to_string(summary->paths.size()) + " files (choose the folder with -o)");
+    return kExitUsage;
+  }
 
   if (!save_torrent.empty()) {
-    if (auto ec = WriteFileAtomically(save_torrent, *torrent)) {
+    if (auto ec = WriteFileAtomically(save_torrent, torrent)) {
       log.Error("cannot write " + save_torrent + ": " + ec.message());
       return kExitStorage;
     }
   }
   const std::filesystem::path dir = std::filesystem::absolute(out).lexically_normal();
-  if (auto done = CheckExistingTarget(dir, *torrent, *summary, force, common, status, log)) {
+  if (auto done = CheckExistingTarget(dir, torrent, *summary, output_name, pin, !no_sha256, force,
+                                      common, status, log)) {
     return *done;
   }
 
   TransferOptions t;
   t.role = TransferOptions::Role::kGet;
-  t.torrent_bytes = *torrent;
+  t.torrent_bytes = torrent;
   t.expected_info_hash = info_hash;
   t.dir = dir;
-  t.announce_url = client->url().AnnounceUrl();
-  t.announce_token = AnnounceToken(*client, log);
+  t.output_name = output_name;
+  t.whole_file_sha256 = !no_sha256;
+  t.expected_sha256 = pin;
+  if (client) {
+    t.announce_url = client->url().AnnounceUrl();
+    // A tracker that did not answer cannot say whether it is private: a
+    // token given is then taken to be for the announces.
+    t.announce_token = tracker_answered ? AnnounceToken(*client, log) : client->token();
+  }
   t.torrent_urls = torrent_urls;
   t.net = *netopts;
   t.peers = std::move(*peers);
   t.linger = linger_for;
   t.stall_timeout = *stall_for;
   // The poll runs on the control thread: keep its timeout short.
-  RegistryClient poller = client->WithTimeout(std::chrono::seconds(2));
-  t.swarm_complete = [&poller, info_hash] {
-    auto view = poller.GetCompletion(info_hash);
-    return view && view->AllDone();
-  };
+  std::optional<RegistryClient> poller;
+  if (client) {
+    poller = client->WithTimeout(std::chrono::seconds(2));
+    t.swarm_complete = [&poller, info_hash] {
+      auto view = poller->GetCompletion(info_hash);
+      return view && view->AllDone();
+    };
+  }
   t.log = log;
   t.progress = ChooseProgressMode(common);
   t.progress_interval = ProgressInterval(common);
   t.status = &status;
   GetPush push;
-  WireGetPush(push_flags, registry_push, info_hash, client->token(), t, push, log);
+  WireGetPush(push_flags, registry_push, info_hash, client ? client->token() : trk.token, t, push,
+              log);
   t.status_extra = [&push] { return nlohmann::json{{"push", GetPushJson(push)}}; };
   t.metrics = metrics.metrics();
   t.metrics_extra = [&push](NodeSample& m) {
@@ -248,7 +442,8 @@ int RunGet(int argc, char** argv) {
   if (report->complete) {
     // A second run over the same files then checks nothing (see
     // CheckExistingTarget).
-    if (auto why = RememberVerifiedPayload(*torrent, dir, DefaultHashCacheDir())) {
+    if (auto why = RememberVerifiedPayload(torrent, dir, DefaultHashCacheDir(), output_name,
+                                           report->sha256)) {
       log.Debug("piece hashes not cached: " + *why);
     }
   }
@@ -263,7 +458,8 @@ int RunGet(int argc, char** argv) {
                                  ? static_cast<double>(report->total_bytes) /
                                        report->download_seconds
                                  : 0)
-              << "/s)\n";
+              << "/s)" << (report->sha256.empty() ? std::string() : ", sha256 " + report->sha256)
+              << "\n";
   }
   return report->complete ? kExitOk : kExitInterrupted;
 }

@@ -7,12 +7,15 @@
 #include "node/cli/json_output.h"
 #include "node/cli/metrics_endpoint.h"
 #include "node/cli/push_wiring.h"
+#include "node/file_digest.h"
 #include "node/file_io.h"
 #include "node/hash_cache.h"
 #include "node/payload_check.h"
 #include "node/units.h"
+#include "proto/endpoint.h"
 #include "proto/hex.h"
 #include "proto/metainfo.h"
+#include "proto/sha256_text.h"
 
 namespace swarmcast::node::cli {
 
@@ -20,7 +23,7 @@ int RunSeed(int argc, char** argv) {
   CommonFlags common;
   NetworkFlags net;
   TrackerFlags trk;
-  std::string path, name, piece_size = "auto", torrent_file, save_torrent;
+  std::string path, name, piece_size = "auto", torrent_file, save_torrent, sha256_flag;
   PushSeedFlags push_flags;
   MetricsFlags metrics_flags;
   bool hybrid = false, rehash = false, no_publish = false;
@@ -36,6 +39,10 @@ int RunSeed(int argc, char** argv) {
       "against it before anything is served or pushed")(
       "rehash", po::bool_switch(&rehash), kRehashHelp)("save-torrent", po::value(&save_torrent),
                                                        "also write the metainfo to this file")(
+      "sha256", po::value(&sha256_flag),
+      "pin the file's whole-file SHA-256 in the registry (64 hex digits, or 'auto': read the "
+      "file once more to compute it); every get checks its download against it (single "
+      "files only)")(
       "stop-after-copies", po::value(&stop_after_copies)->default_value(0),
       "exit once N full copies were made: downloads the tracker saw complete since this seed "
       "started, or copies among the connected peers (0: seed until interrupted)")(
@@ -169,6 +176,27 @@ int RunSeed(int argc, char** argv) {
   // The check computed the info-hash the registry will key the swarm by:
   // the push sender starts first, so one publish carries its endpoint.
   const std::string info_hash = proto::ToHex(summary->info_hash);
+  std::string sha256;  // the pin the registry gets, if any
+  if (!sha256_flag.empty()) {
+    if (summary->file_count != 1) {
+      log.Error("--sha256 pins one file; " + content.string() + " is a folder");
+      return kExitUsage;
+    }
+    if (sha256_flag == "auto") {
+      auto digest = Sha256OfFile(content);
+      if (!digest) {
+        log.Error("--sha256 auto: " + digest.error());
+        return kExitStorage;
+      }
+      sha256 = *digest;
+      log.Info("SHA-256 of " + content.filename().string() + ": " + sha256);
+    } else if (auto pin = proto::NormaliseSha256Hex(sha256_flag)) {
+      sha256 = *pin;
+    } else {
+      log.Error("--sha256: want 64 hex digits or 'auto', got '" + sha256_flag + "'");
+      return kExitUsage;
+    }
+  }
   auto push = StartSeedPush(
       push_flags, {content, torrent_bytes, info_hash, client->url(), netopts->max_upload_rate},
       log);
@@ -203,7 +231,7 @@ int RunSeed(int argc, char** argv) {
   auto published =
       no_publish ? Result<PublishResult, RegistryError>(PublishResult{false, name, info_hash, {}})
                  : WithRetries(*retry, log, "tracker", [&] {
-                     return client->Publish(name, torrent_bytes, push->endpoint);
+                     return client->Publish(name, torrent_bytes, push->endpoint, sha256);
                    });
   if (!published) {
     log.Error(ToString(published.error()));
@@ -270,6 +298,11 @@ int RunSeed(int argc, char** argv) {
       return addresses->Contains(ip);
     };
   }
+  // The port the kernel chose for --listen IP:0: what a `get INFOHASH
+  // --connect` needs to reach this seed without a tracker.
+  t.hooks.on_listening = [&log, ip = netopts->listen_ip](std::uint16_t port) {
+    log.Info("BitTorrent listening on " + proto::FormatEndpoint(ip, port));
+  };
   auto report = RunTransfer(t);
   if (!report) {
     log.Error(report.error().message);
@@ -281,6 +314,7 @@ int RunSeed(int argc, char** argv) {
   j["previous"] =
       published->previous.empty() ? nlohmann::json() : nlohmann::json(published->previous);
   j["push"] = SeedPushJson(*push);
+  if (!sha256.empty()) j["sha256"] = sha256;  // the pin published
   Output().SetResult(std::move(j));
   return kExitOk;
 }

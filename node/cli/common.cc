@@ -25,7 +25,9 @@ const char kExitCodesHelp[] =
     "  5  storage error (target exists, disk full, read-only, I/O error)\n"
     "  6  interrupted (SIGINT/SIGTERM) before the download completed\n"
     "  7  network setup error (cannot listen, bad peer address)\n"
-    "  8  stalled: no data arrived for --stall-timeout (the verified part is kept)\n";
+    "  8  stalled: no data arrived for --stall-timeout (the verified part is kept)\n"
+    "  9  verification failed: the whole-file SHA-256 is not the pinned one (the\n"
+    "     download is not moved into place)\n";
 
 void AddCommonOptions(po::options_description& d, CommonFlags& f) {
   d.add_options()("help,h", "show this help")("json", po::bool_switch(&f.json),
@@ -268,6 +270,8 @@ int ExitFor(const TransferError& e) {
       return kExitNetwork;
     case TransferError::Kind::kStalled:
       return kExitStalled;
+    case TransferError::Kind::kVerification:
+      return kExitVerification;
     case TransferError::Kind::kInternal:
       return kExitFailure;
   }
@@ -370,6 +374,11 @@ nlohmann::json ReportJson(const TransferReport& r) {
   j["failed_bytes"] = r.failed_bytes;
   j["hash_failures"] = r.hash_failures;
   j["banned_peers"] = r.banned_peers;
+  if (!r.sha256.empty()) {
+    j["sha256"] = r.sha256;
+    j["sha256_read_bytes"] = r.sha256_read_bytes;
+    j["sha256_wait_seconds"] = r.sha256_wait_seconds;
+  }
   if (r.complete) {  // how long the download took, once there is one
     j["download_seconds"] = r.download_seconds;
     j["download_rate"] =

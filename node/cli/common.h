@@ -25,14 +25,15 @@ namespace po = boost::program_options;
 // Documented in `swarmcast --help` and node/README.md.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailure = 1,      // unexpected internal failure
-  kExitUsage = 2,        // bad command line
-  kExitTracker = 3,      // tracker unreachable, swarm not found, name taken
-  kExitMetainfo = 4,     // metainfo refused (unsafe paths, limits, hash mismatch)
-  kExitStorage = 5,      // target exists, disk full, read-only, I/O error
-  kExitInterrupted = 6,  // SIGINT/SIGTERM before the download completed
-  kExitNetwork = 7,      // cannot listen, bad peer address
-  kExitStalled = 8,      // no progress for --stall-timeout
+  kExitFailure = 1,       // unexpected internal failure
+  kExitUsage = 2,         // bad command line
+  kExitTracker = 3,       // tracker unreachable, swarm not found, name taken
+  kExitMetainfo = 4,      // metainfo refused (unsafe paths, limits, hash mismatch)
+  kExitStorage = 5,       // target exists, disk full, read-only, I/O error
+  kExitInterrupted = 6,   // SIGINT/SIGTERM before the download completed
+  kExitNetwork = 7,       // cannot listen, bad peer address
+  kExitStalled = 8,       // no progress for --stall-timeout
+  kExitVerification = 9,  // whole-file SHA-256 is not the pinned one
 };
 
 extern const char kExitCodesHelp[];

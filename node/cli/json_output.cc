@@ -29,6 +29,8 @@ std::string_view ExitKind(int exit_code) {
       return "network";
     case kExitStalled:
       return "stalled";
+    case kExitVerification:
+      return "verification";
     default:
       return "internal";
   }

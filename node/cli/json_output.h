@@ -42,7 +42,7 @@ class JsonOutput {
 JsonOutput& Output();
 
 // "usage", "tracker", "metainfo", "storage", "interrupted", "network",
-// "stalled" or "internal", for an exit code.
+// "stalled", "verification" or "internal", for an exit code.
 std::string_view ExitKind(int exit_code);
 
 }  // namespace swarmcast::node::cli

@@ -69,7 +69,7 @@ TEST_F(GetTargetTest, SomethingElseUnderTheNameIsRefusedUnlessForced) {
   auto refused = Get(out);
   ASSERT_EQ(refused->Wait(60s), 5) << refused->Stderr();
   EXPECT_NE(refused->Stderr().find("exists and is not this swarm's content (48 of 48 pieces "
-                                   "differ); remove it, choose another -o, or pass --force"),
+                                   "differ); remove it, choose another -o or --as, or pass --force"),
             std::string::npos)
       << refused->Stderr();
   EXPECT_TRUE(refused->JsonOut().contains("error")) << refused->Stdout();

@@ -365,7 +365,10 @@ TEST(TrackerStore, CrashAndRestartKeepsSwarmsAndPeers) {
   TrackerProcess t;
   ASSERT_TRUE(t.Start({"--batch-ms", "50"})) << t.error();
   std::string torrent = Torrent("keep.img", 40000);
-  ASSERT_EQ(HttpPut(t.host(), t.port(), "/v1/swarms/keep", torrent, t.AuthHeader()).status, 201);
+  const std::string pin(64, 'c');  // a publisher's whole-file SHA-256 pin
+  ASSERT_EQ(HttpPut(t.host(), t.port(), "/v1/swarms/keep?sha256=" + pin, torrent, t.AuthHeader())
+                .status,
+            201);
   std::string ih = Bytes20('k', 1);
   HttpGet(t.host(), t.port(), AnnounceTarget(ih, Bytes20('c', 1), 5001, 10, "&event=started"));
   HttpGet(t.host(), t.port(), AnnounceTarget(ih, Bytes20('c', 2), 5002, 0, "&event=completed"));
@@ -379,6 +382,9 @@ TEST(TrackerStore, CrashAndRestartKeepsSwarmsAndPeers) {
   t.Crash();  // SIGKILL: no final flush
   ASSERT_TRUE(t.Start({"--batch-ms", "50"})) << t.error();
   EXPECT_EQ(HttpGet(t.host(), t.port(), "/v1/swarms/keep/torrent").body, torrent);
+  EXPECT_NE(HttpGet(t.host(), t.port(), "/v1/swarms/keep").body.find(R"("sha256":")" + pin),
+            std::string::npos)
+      << "the pin is kept in the database";
   auto r = HttpGet(t.host(), t.port(), AnnounceTarget(ih, Bytes20('c', 3), 5003, 10));
   BencodeValue v = Decode(r);
   ASSERT_NE(v.Find("peers"), nullptr) << r.body;

@@ -81,18 +81,42 @@ TEST_F(RegistryHandlerTest, PublishAndSummary) {
   EXPECT_EQ(put.content_type, "application/json");
   EXPECT_EQ(put.body, R"({"name":"image-1","info_hash":")" + Hex() +
                           R"(","size":100000,"piece_length":16384,"pieces":7,"files":1,)"
-                          R"("push":"127.0.0.1:7070","previous":null})");
+                          R"("push":"127.0.0.1:7070","sha256":null,"previous":null})");
   HttpReply again = Call("PUT", "/v1/swarms/image-1", "", torrent_);
   EXPECT_EQ(again.status, 200u);
   EXPECT_EQ(again.body, R"({"name":"image-1","info_hash":")" + Hex() +
                             R"(","size":100000,"piece_length":16384,"pieces":7,"files":1,)"
-                            R"("push":null,"previous":null})");
+                            R"("push":null,"sha256":null,"previous":null})");
   const std::string summary = R"({"name":"image-1","info_hash":")" + Hex() +
                               R"(","size":100000,"seeders":0,"leechers":0,"completed":0,)"
-                              R"("push":null,"created":1000})";
+                              R"("push":null,"sha256":null,"created":1000})";
   EXPECT_EQ(Call("GET", "/v1/swarms/image-1").body, summary);
   EXPECT_EQ(Call("GET", "/v1/swarms/" + Hex()).body, summary);
   EXPECT_EQ(Call("GET", "/v1/swarms").body, R"({"swarms":[)" + summary + "]}");
+}
+
+TEST_F(RegistryHandlerTest, ASha256PinIsCheckedStoredAndShown) {
+  const std::string pin(64, 'a');
+  HttpReply put = Call("PUT", "/v1/swarms/image-1", "sha256=" + std::string(64, 'A'), torrent_);
+  ASSERT_EQ(put.status, 201u) << put.body;
+  EXPECT_NE(put.body.find(R"("sha256":")" + pin + R"(")"), std::string::npos) << put.body;
+  EXPECT_NE(Call("GET", "/v1/swarms/image-1").body.find(R"("sha256":")" + pin + R"(")"),
+            std::string::npos);
+  struct Case {
+    std::string query;
+    std::string body;
+  } bad[] = {
+      {"sha256=" + std::string(63, 'a'), torrent_},
+      {"sha256=" + std::string(65, 'a'), torrent_},
+      {"sha256=" + std::string(63, 'a') + "g", torrent_},
+      {"sha256=", torrent_},
+      {"sha256=%00" + std::string(62, 'a'), torrent_},
+  };
+  for (const Case& c : bad) {
+    HttpReply r = Call("PUT", "/v1/swarms/image-2", c.query, Torrent("other", 5));
+    EXPECT_EQ(r.status, 400u) << c.query;
+    EXPECT_EQ(r.body, R"({"error":"invalid sha256: want 64 hex digits"})") << c.query;
+  }
 }
 
 TEST_F(RegistryHandlerTest, UnpublishedSwarmHasNulls) {
@@ -101,7 +125,7 @@ TEST_F(RegistryHandlerTest, UnpublishedSwarmHasNulls) {
                      "", boost::asio::ip::make_address("127.0.0.1"));
   EXPECT_EQ(Call("GET", "/v1/swarms/7575757575757575757575757575757575757575").body,
             R"({"name":null,"info_hash":"7575757575757575757575757575757575757575","size":null,)"
-            R"("seeders":0,"leechers":1,"completed":0,"push":null,"created":1000})");
+            R"("seeders":0,"leechers":1,"completed":0,"push":null,"sha256":null,"created":1000})");
   // The list holds published swarms only.
   EXPECT_EQ(Call("GET", "/v1/swarms").body, R"({"swarms":[]})");
 }
@@ -195,13 +219,13 @@ TEST_F(RegistryHandlerTest, MoveKeepsTheOldMetainfoAndDeleteDropsIt) {
   EXPECT_EQ(moved.status, 200u);
   EXPECT_EQ(moved.body, R"({"name":"image-1","info_hash":")" + new_hex +
                             R"(","size":200000,"piece_length":16384,"pieces":13,"files":1,)"
-                            R"("push":null,"previous":")" +
+                            R"("push":null,"sha256":null,"previous":")" +
                             old_hex + R"("})");
   EXPECT_EQ(Call("GET", "/v1/swarms/image-1/torrent").body, rebuilt);
   EXPECT_EQ(Call("GET", "/v1/swarms/" + old_hex + "/torrent").body, torrent_);
   EXPECT_EQ(Call("GET", "/v1/swarms/" + old_hex).body,
             R"({"name":null,"info_hash":")" + old_hex +
-                R"(","size":100000,"seeders":0,"leechers":0,"completed":0,"push":null,)"
+                R"(","size":100000,"seeders":0,"leechers":0,"completed":0,"push":null,"sha256":null,)"
                 R"("created":1000})");
 
   HttpReply gone = Call("DELETE", "/v1/swarms/image-1");
