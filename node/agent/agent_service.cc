@@ -130,8 +130,10 @@ bool AgentService::Sync() {
   auto assignments = SyncAgent(client_, req);
   if (!assignments) {
     o_.log.Warning("sync with the tracker: " + ToString(assignments.error()));
+    ++counters_.sync_failures;
     return false;
   }
+  ++counters_.syncs;
   ApplyAssignments(*assignments);
   return true;
 }
@@ -203,6 +205,7 @@ void AgentService::Evict(const std::string& hash, const std::string& why) {
   if (it != ledger_.end()) {
     o_.log.Info("evicted " + it->second.name + " (" + hash + "): " + why);
     ledger_.erase(it);
+    ++counters_.evictions;
   }
   retry_at_.erase(hash);
   Save();
@@ -217,6 +220,7 @@ void AgentService::FinishFetch(int code) {
   if (it == ledger_.end()) return;
   LedgerEntry& e = it->second;
   if (code == 0 && report.value("complete", false)) {
+    ++counters_.fetches_done;
     e.state = "done";
     e.reason.clear();
     e.bytes = e.size = report.value("total_bytes", e.size);
@@ -228,6 +232,7 @@ void AgentService::FinishFetch(int code) {
                      ? ", resumed with " + std::to_string(e.pieces_at_start) + " pieces verified"
                      : std::string()));
   } else {
+    ++counters_.fetches_failed;
     e.state = "failed";
     e.reason = "get: " + ErrorMessage(report, code);
     retry_at_[hash] = SteadyClock::now() + kRetryAfter;
@@ -286,6 +291,7 @@ void AgentService::StartFetch() {
     o_.log.Info("fetching " + name + " (" + hash + "), pid " + std::to_string((*child)->pid()));
     fetch_ = std::move(*child);
     fetching_ = hash;
+    ++counters_.fetches_started;
     entry.state = "fetching";
     entry.reason.clear();
     Save();
@@ -414,6 +420,10 @@ int AgentService::Run() {
       }
     }
     Step();
+    if (metrics_) {
+      metrics_->Publish(RenderAgentMetrics(
+          {o_.id, o_.quota, fetch_ != nullptr, seeds_.size(), counters_}, ledger_));
+    }
     now = SteadyClock::now();
     const auto wait = std::clamp<std::int64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(next_sync - now).count(), 0, 500);

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "node/agent/agent_ledger.h"
+#include "node/agent/agent_metrics.h"
 #include "node/agent/child_process.h"
 #include "node/fleet_api.h"
 #include "node/registry_client.h"
@@ -67,6 +68,9 @@ class AgentService {
   int Run();
   // What the agent holds, for --json.
   nlohmann::json Summary() const;
+  // Where Run() publishes its metrics after every step (null: nowhere).
+  // Set before Run(); it must outlive the service.
+  void SetMetrics(AgentMetrics* metrics) { metrics_ = metrics; }
 
  private:
   std::filesystem::path ContentDir(const std::string& hash) const;
@@ -90,6 +94,8 @@ class AgentService {
   std::map<std::string, std::unique_ptr<ChildProcess>> seeds_;
   // When a failed fetch or an exited seed may start again.
   std::map<std::string, std::chrono::steady_clock::time_point> retry_at_;
+  AgentCounters counters_;
+  AgentMetrics* metrics_ = nullptr;
 };
 
 }  // namespace swarmcast::node

@@ -6,6 +6,8 @@
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
 #include "node/cli/json_output.h"
+#include "node/cli/metrics_endpoint.h"
+#include "node/metrics_server.h"
 #include "node/units.h"
 #include "proto/fleet_names.h"
 
@@ -16,6 +18,7 @@ int RunAgent(int argc, char** argv) {
   NetworkFlags net;
   TrackerFlags trk;
   std::string data_dir, labels_text, quota_text = "0", poll_text = "5s", id;
+  MetricsFlags metrics_flags;
   po::options_description d("Options");
   d.add_options()("data-dir", po::value(&data_dir)->required(),
                   "where the agent keeps its id, its ledger and the content it fetched")(
@@ -29,6 +32,7 @@ int RunAgent(int argc, char** argv) {
       "id", po::value(&id),
       "agent id (default: the one kept in DATA_DIR/agent-id, made at first start from the "
       "host name)");
+  AddMetricsOptions(d, metrics_flags);
   AddTrackerOptions(d, trk);
   AddNetworkOptions(d, net);
   AddCommonOptions(d, common);
@@ -121,6 +125,25 @@ int RunAgent(int argc, char** argv) {
   if (auto why = agent.Open()) {
     log.Error(*why);
     return kExitStorage;
+  }
+  // The agent's own view (node/agent/agent_metrics.h); its children's
+  // transfers are not scraped through it.
+  AgentMetrics metrics;
+  std::unique_ptr<MetricsServer> metrics_server;
+  if (!metrics_flags.listen.empty()) {
+    auto ep = proto::ParseEndpoint(metrics_flags.listen, {.allow_port_zero = true});
+    if (!ep) {
+      log.Error("--metrics-listen '" + metrics_flags.listen + "': " + ep.error());
+      return kExitUsage;
+    }
+    auto server = MetricsServer::Start(*ep, [&metrics] { return metrics.Text(); });
+    if (!server) {
+      log.Error("--metrics-listen: " + server.error());
+      return kExitUsage;
+    }
+    metrics_server = std::move(*server);
+    log.Info("metrics on http://" + metrics_server->address() + "/metrics");
+    agent.SetMetrics(&metrics);
   }
   const int code = agent.Run();
   Output().SetResult(agent.Summary());

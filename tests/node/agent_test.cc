@@ -6,11 +6,13 @@
 #include <signal.h>
 
 #include <ctime>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "node/fleet_api.h"
 #include "node/registry_client.h"
+#include "tests/node/plain_http.h"
 #include "tests/node/swarm_harness.h"
 
 namespace swarmcast::node::testing {
@@ -120,6 +122,42 @@ TEST_F(AgentTest, DeployToThreeAgentsFinishesAndStatusShowsDone) {
   EXPECT_EQ(summary["schema"], 1);
   ASSERT_EQ(summary["entries"].size(), 1u) << summary.dump();
   EXPECT_EQ(summary["entries"][0]["state"], "done");
+}
+
+// --metrics-listen on the agent: its own view (states, bytes, children,
+// syncs, fetches) moves from an empty ledger to the fetched item.
+TEST_F(AgentTest, MetricsFollowTheLedgerAndTheFetch) {
+  const std::string hash = Publish("metered", 1 << 20, 7);
+  ASSERT_FALSE(hash.empty()) << Logs(*seeds_[0]);
+  auto agent = Agent("m", "127.0.0.2", {"--metrics-listen", "127.0.0.2:0"});
+  static const std::regex kLine(R"(metrics on http://127\.0\.0\.2:([0-9]+)/metrics)");
+  int port = 0;
+  ASSERT_TRUE(WaitUntil(30s, [&] {
+    std::smatch m;
+    const std::string err = agent->Stderr();
+    if (std::regex_search(err, m, kLine)) port = std::stoi(m[1]);
+    return port > 0;
+  })) << Logs(*agent);
+  auto scrape = [&] { return PlainHttpGet("127.0.0.2", port, "/metrics").body; };
+  ASSERT_TRUE(WaitUntil(30s, [&] {
+    return scrape().find("swarmcast_agent_syncs_total{result=\"ok\"} 1") != std::string::npos;
+  })) << scrape();
+  EXPECT_NE(scrape().find("swarmcast_agent_items{state=\"done\"} 0"), std::string::npos);
+
+  ASSERT_EQ(RunDeploy({"metered", "--to", "all", "--wait", "120s"}), 0) << Logs(*agent);
+  std::string text;
+  ASSERT_TRUE(WaitUntil(30s, [&] {
+    text = scrape();
+    return text.find("swarmcast_agent_items{state=\"done\"} 1") != std::string::npos &&
+           text.find("swarmcast_agent_seeds_running 1") != std::string::npos;
+  })) << text;
+  EXPECT_NE(text.find("swarmcast_agent_fetches_total{result=\"started\"} 1"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("swarmcast_agent_fetches_total{result=\"done\"} 1"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("swarmcast_agent_held_bytes 1048576"), std::string::npos) << text;
+  EXPECT_NE(text.find("swarmcast_agent_fetch_running 0"), std::string::npos) << text;
+  EXPECT_EQ(PlainHttpGet("127.0.0.2", port, "/healthz").body, "ok\n");
 }
 
 TEST_F(AgentTest, DeployByLabelReachesOnlyMatchingAgents) {
