@@ -6,7 +6,7 @@
 #include "node/cli/common.h"
 #include "node/cli/json_output.h"
 #include "node/cli/metrics_endpoint.h"
-#include "node/cli/push_wiring.h"
+#include "node/cli/push_options.h"
 #include "node/file_digest.h"
 #include "node/file_io.h"
 #include "node/hash_cache.h"

@@ -60,7 +60,7 @@ void AddNetworkOptions(po::options_description& d, NetworkFlags& f);
 // --tracker, --token, --token-file, --timeout, --tracker-retry, --ca-file.
 // The token goes to the registry with every call; on the push channel it
 // is the HELLO token a seed requires and a get presents
-// (node/cli/push_wiring.h).
+// (node/push_wiring.h).
 struct TrackerFlags {
   std::string tracker;
   std::string token;

@@ -1,6 +1,7 @@
-// The push channel in the CLI: flags of `seed` and `get`, and the wiring
-// that starts a PushSender beside a seed or subscribes a download to one
-// (node/push/ has the channel itself). Any layout pushes: pieces reach the
+// How a seed and a get use the push channel: the policy that starts a
+// PushSender beside a seed, or subscribes a download to one and, with
+// forwarding, joins its group (node/push/ has the channel itself; the
+// CLI's flags fill the settings, node/cli/push_options.h). Any layout pushes: pieces reach the
 // files through the torrent's file layout (node/torrent_layout.h).
 //
 // Private mode: a get sends its token (--token, --token-file or
@@ -14,15 +15,15 @@
 #include <string>
 #include <vector>
 
-#include "node/cli/common.h"
 #include "node/push/forward_group.h"
 #include "node/push/push_download.h"
 #include "node/push/push_sender.h"
+#include "node/registry_client.h"
 #include "node/transfer.h"
 
-namespace swarmcast::node::cli {
+namespace swarmcast::node {
 
-struct PushSeedFlags {
+struct SeedPushSettings {
   bool no_push = false;
   std::string listen = "0.0.0.0:0";
   std::string advertise;  // default: the address that faces the tracker
@@ -31,7 +32,6 @@ struct PushSeedFlags {
   // tokens); none: any subscriber on the network.
   std::vector<std::string> tokens;
 };
-void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f);
 
 struct SeedPush {
   std::unique_ptr<push::PushSender> sender;  // null when push is off
@@ -50,11 +50,11 @@ struct SeedPushContext {
 };
 // Starts the push sender (push off: a SeedPush without sender, and why in
 // the log). Errors are bad flags or a sender that cannot start.
-Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f, const SeedPushContext& c,
+Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const SeedPushContext& c,
                                             const proto::Logger& log);
 nlohmann::json SeedPushJson(const SeedPush& p);
 
-struct PushGetFlags {
+struct GetPushSettings {
   bool no_push = false;
   // Forward pushed pieces to the group and take the group's forwards
   // (node/push/forward_group.h). Off by default: it beats the seed-only
@@ -63,7 +63,6 @@ struct PushGetFlags {
   bool forward = false;
   std::string from;  // ADDR:PORT, overrides the registry and the LAN check
 };
-void AddPushGetOptions(po::options_description& d, PushGetFlags& f);
 
 // What a download did with the push channel, for the report.
 struct GetPush {
@@ -81,9 +80,9 @@ struct GetPush {
 // it to the group and subscribes to the group's forwarders
 // (node/push/forward_group.h). Reads t.torrent_bytes. `state` must outlive
 // RunTransfer.
-void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
+void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
                  const std::string& info_hash_hex, const std::string& token, TransferOptions& t,
                  GetPush& state, const proto::Logger& log);
 nlohmann::json GetPushJson(const GetPush& p);
 
-}  // namespace swarmcast::node::cli
+}  // namespace swarmcast::node

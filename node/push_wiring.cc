@@ -1,4 +1,4 @@
-#include "node/cli/push_wiring.h"
+#include "node/push_wiring.h"
 
 #include <cstdio>
 #include <random>
@@ -6,15 +6,16 @@
 #include "node/push/tcp.h"
 #include "node/torrent_layout.h"
 #include "proto/endpoint.h"
+#include "proto/hex.h"
 
-namespace swarmcast::node::cli {
+namespace swarmcast::node {
 namespace {
 
-std::vector<std::uint8_t> HexToBytes(const std::string& hex) {
-  std::vector<std::uint8_t> out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<std::uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
+// The bytes of an info-hash the caller already checked as 40 hex digits
+// (empty otherwise: the HELLO then fails, it never carries a wrong hash).
+std::vector<std::uint8_t> InfoHashBytes(const std::string& hex) {
+  std::vector<std::uint8_t> out(hex.size() / 2);
+  if (!proto::FromHex(hex, out)) out.clear();
   return out;
 }
 
@@ -35,22 +36,7 @@ Result<std::shared_ptr<const proto::ContentLayout>, std::string> LayoutOf(
 
 }  // namespace
 
-void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
-  d.add_options()("no-push", po::bool_switch(&f.no_push),
-                  "do not push pieces to LAN peers (serve them over BitTorrent only)")(
-      "push-listen", po::value(&f.listen)->default_value(f.listen),
-      "ADDR:PORT for the push channel (port 0: any free port)")(
-      "push-advertise", po::value(&f.advertise),
-      "IP address published for the push channel (default: the one facing the tracker)")(
-      "fanout", po::value(&f.fanout)->default_value(f.fanout),
-      "how one piece goes to many sockets: auto (kmod if /dev/swarmfan opens, else splice), "
-      "kmod, splice, sendfile or copy")(
-      "push-token", po::value(&f.tokens)->composing(),
-      "push only to subscribers whose HELLO carries this token (repeatable; give a private "
-      "tracker's announce tokens: gets present their --token); default: any subscriber");
-}
-
-Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f, const SeedPushContext& c,
+Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const SeedPushContext& c,
                                             const proto::Logger& log) {
   const auto kind = push::ParseFanoutKind(f.fanout);
   if (!kind) {
@@ -75,7 +61,7 @@ Result<SeedPush, std::string> StartSeedPush(const PushSeedFlags& f, const SeedPu
   push::PushSource source;
   source.root = c.content.parent_path();
   source.layout = std::move(*layout);
-  source.info_hash = HexToBytes(c.info_hash_hex);
+  source.info_hash = InfoHashBytes(c.info_hash_hex);
   source.peer_id = RandomPeerId();
   push::PushSenderOptions options;
   options.bind_address = bind_ip;
@@ -115,17 +101,7 @@ nlohmann::json SeedPushJson(const SeedPush& p) {
           {"connections_refused", st.refused}};
 }
 
-void AddPushGetOptions(po::options_description& d, PushGetFlags& f) {
-  d.add_options()("no-push", po::bool_switch(&f.no_push),
-                  "do not subscribe to the seed's push channel")(
-      "forward", po::bool_switch(&f.forward),
-      "forward the pieces the seed pushes to the other subscribers, by push, and take theirs "
-      "(Mutualcast; faster up to about 8 receivers, slower from 16)")(
-      "push-from", po::value(&f.from),
-      "subscribe to this push endpoint (ADDR:PORT) even if it is not on this subnet");
-}
-
-void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
+void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
                  const std::string& info_hash_hex, const std::string& token, TransferOptions& t,
                  GetPush& state, const proto::Logger& log) {
   if (f.no_push) {
@@ -159,7 +135,7 @@ void WireGetPush(const PushGetFlags& f, const std::string& registry_push,
     return;
   }
   push::PushIdentity identity;
-  identity.info_hash = HexToBytes(info_hash_hex);
+  identity.info_hash = InfoHashBytes(info_hash_hex);
   identity.layout = std::move(layout);
   identity.peer_id = RandomPeerId();
   // Subscribe first, meet the seed on the wire once it has answered: the
@@ -287,4 +263,4 @@ nlohmann::json GetPushJson(const GetPush& p) {
   return j;
 }
 
-}  // namespace swarmcast::node::cli
+}  // namespace swarmcast::node

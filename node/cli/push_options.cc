@@ -1,0 +1,30 @@
+#include "node/cli/push_options.h"
+
+namespace swarmcast::node::cli {
+
+void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
+  d.add_options()("no-push", po::bool_switch(&f.no_push),
+                  "do not push pieces to LAN peers (serve them over BitTorrent only)")(
+      "push-listen", po::value(&f.listen)->default_value(f.listen),
+      "ADDR:PORT for the push channel (port 0: any free port)")(
+      "push-advertise", po::value(&f.advertise),
+      "IP address published for the push channel (default: the one facing the tracker)")(
+      "fanout", po::value(&f.fanout)->default_value(f.fanout),
+      "how one piece goes to many sockets: auto (kmod if /dev/swarmfan opens, else splice), "
+      "kmod, splice, sendfile or copy")(
+      "push-token", po::value(&f.tokens)->composing(),
+      "push only to subscribers whose HELLO carries this token (repeatable; give a private "
+      "tracker's announce tokens: gets present their --token); default: any subscriber");
+}
+
+void AddPushGetOptions(po::options_description& d, PushGetFlags& f) {
+  d.add_options()("no-push", po::bool_switch(&f.no_push),
+                  "do not subscribe to the seed's push channel")(
+      "forward", po::bool_switch(&f.forward),
+      "forward the pieces the seed pushes to the other subscribers, by push, and take theirs "
+      "(Mutualcast; faster up to about 8 receivers, slower from 16)")(
+      "push-from", po::value(&f.from),
+      "subscribe to this push endpoint (ADDR:PORT) even if it is not on this subnet");
+}
+
+}  // namespace swarmcast::node::cli
