@@ -12,8 +12,8 @@
 
 #include "proto/endpoint.h"
 #include "proto/hex.h"
-#include "proto/sha256_text.h"
 #include "proto/metainfo.h"
+#include "proto/sha256_text.h"
 
 namespace swarmcast::node {
 namespace {

@@ -68,9 +68,10 @@ TEST_F(GetTargetTest, SomethingElseUnderTheNameIsRefusedUnlessForced) {
   }
   auto refused = Get(out);
   ASSERT_EQ(refused->Wait(60s), 5) << refused->Stderr();
-  EXPECT_NE(refused->Stderr().find("exists and is not this swarm's content (48 of 48 pieces "
-                                   "differ); remove it, choose another -o or --as, or pass --force"),
-            std::string::npos)
+  EXPECT_NE(
+      refused->Stderr().find("exists and is not this swarm's content (48 of 48 pieces "
+                             "differ); remove it, choose another -o or --as, or pass --force"),
+      std::string::npos)
       << refused->Stderr();
   EXPECT_TRUE(refused->JsonOut().contains("error")) << refused->Stdout();
   EXPECT_EQ(ReadAll(out / "image.raw"), std::string(3 << 20, 'x')) << "left alone";

@@ -366,9 +366,9 @@ TEST(TrackerStore, CrashAndRestartKeepsSwarmsAndPeers) {
   ASSERT_TRUE(t.Start({"--batch-ms", "50"})) << t.error();
   std::string torrent = Torrent("keep.img", 40000);
   const std::string pin(64, 'c');  // a publisher's whole-file SHA-256 pin
-  ASSERT_EQ(HttpPut(t.host(), t.port(), "/v1/swarms/keep?sha256=" + pin, torrent, t.AuthHeader())
-                .status,
-            201);
+  ASSERT_EQ(
+      HttpPut(t.host(), t.port(), "/v1/swarms/keep?sha256=" + pin, torrent, t.AuthHeader()).status,
+      201);
   std::string ih = Bytes20('k', 1);
   HttpGet(t.host(), t.port(), AnnounceTarget(ih, Bytes20('c', 1), 5001, 10, "&event=started"));
   HttpGet(t.host(), t.port(), AnnounceTarget(ih, Bytes20('c', 2), 5002, 0, "&event=completed"));

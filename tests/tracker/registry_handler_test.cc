@@ -223,10 +223,11 @@ TEST_F(RegistryHandlerTest, MoveKeepsTheOldMetainfoAndDeleteDropsIt) {
                             old_hex + R"("})");
   EXPECT_EQ(Call("GET", "/v1/swarms/image-1/torrent").body, rebuilt);
   EXPECT_EQ(Call("GET", "/v1/swarms/" + old_hex + "/torrent").body, torrent_);
-  EXPECT_EQ(Call("GET", "/v1/swarms/" + old_hex).body,
-            R"({"name":null,"info_hash":")" + old_hex +
-                R"(","size":100000,"seeders":0,"leechers":0,"completed":0,"push":null,"sha256":null,)"
-                R"("created":1000})");
+  EXPECT_EQ(
+      Call("GET", "/v1/swarms/" + old_hex).body,
+      R"({"name":null,"info_hash":")" + old_hex +
+          R"(","size":100000,"seeders":0,"leechers":0,"completed":0,"push":null,"sha256":null,)"
+          R"("created":1000})");
 
   HttpReply gone = Call("DELETE", "/v1/swarms/image-1");
   EXPECT_EQ(gone.status, 200u);
