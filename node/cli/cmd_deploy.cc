@@ -60,11 +60,7 @@ int RunDeploy(int argc, char** argv) {
     return *code;
   }
   const proto::Logger log = MakeLogger(common);
-  if (!proto::IsValidSwarmName(name)) {
-    log.Error("'" + name + "' is not a valid swarm name (" + std::string(proto::kSwarmNameRule) +
-              ")");
-    return kExitUsage;
-  }
+  if (!CheckSwarmName(name, log)) return kExitUsage;
   if (remove && (!to.empty() || !vm["wait"].defaulted())) {
     log.Error("--remove takes neither --to nor --wait");
     return kExitUsage;

@@ -82,11 +82,7 @@ int RunSeed(int argc, char** argv) {
   // "dir/" names the directory itself.
   if (!content.has_filename() && content.has_parent_path()) content = content.parent_path();
   if (name.empty()) name = content.filename().string();
-  if (!proto::IsValidSwarmName(name)) {
-    log.Error("'" + name + "' is not a valid swarm name (" + std::string(proto::kSwarmNameRule) +
-              "); pass --name");
-    return kExitUsage;
-  }
+  if (!CheckSwarmName(name, log, "; pass --name")) return kExitUsage;
   if (no_publish) {
     if (torrent_file.empty()) {
       log.Error("--no-publish needs --torrent FILE (the published metainfo)");

@@ -29,11 +29,7 @@ int RunUnpublish(int argc, char** argv) {
     return *code;
   }
   const proto::Logger log = MakeLogger(common);
-  if (!proto::IsValidSwarmName(name)) {
-    log.Error("'" + name + "' is not a valid swarm name (" + std::string(proto::kSwarmNameRule) +
-              ")");
-    return kExitUsage;
-  }
+  if (!CheckSwarmName(name, log)) return kExitUsage;
   auto client = ToRegistryClient(trk, log);
   auto retry = ToRetryPolicy(trk, log);
   if (!client || !retry) return kExitUsage;

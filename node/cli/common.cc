@@ -10,6 +10,7 @@
 #include "node/cli/node_config.h"
 #include "node/file_io.h"
 #include "node/units.h"
+#include "proto/metainfo.h"
 #include "proto/token_text.h"
 
 namespace swarmcast::node::cli {
@@ -203,6 +204,13 @@ std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Log
   RetryPolicy p;
   p.retry_for = *retry_for;
   return p;
+}
+
+bool CheckSwarmName(const std::string& name, const proto::Logger& log, const std::string& hint) {
+  if (proto::IsValidSwarmName(name)) return true;
+  log.Error("'" + name + "' is not a valid swarm name (" + std::string(proto::kSwarmNameRule) +
+            ")" + hint);
+  return false;
 }
 
 std::string AnnounceToken(RegistryClient& client, const proto::Logger& log) {

@@ -90,6 +90,11 @@ std::optional<std::vector<proto::Endpoint>> ToPeerEndpoints(const NetworkFlags& 
 std::optional<RegistryClient> ToRegistryClient(const TrackerFlags& f, const proto::Logger& log);
 // --tracker-retry as a policy; nullopt after printing why.
 std::optional<RetryPolicy> ToRetryPolicy(const TrackerFlags& f, const proto::Logger& log);
+
+// False, with the rule logged (and `hint` after it), when `name` is not a
+// valid registry name (proto::IsValidSwarmName).
+bool CheckSwarmName(const std::string& name, const proto::Logger& log,
+                    const std::string& hint = "");
 // What a seed's or get's announces carry: the client's token when the
 // tracker is private (it asks /healthz), else nothing, so a token is not
 // put in URLs that do not need it.
