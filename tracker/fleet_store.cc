@@ -1,46 +1,10 @@
 #include "tracker/fleet_store.h"
 
-#include <cstring>
 #include <functional>
 
+#include "tracker/sqlite_stmt.h"
+
 namespace swarmcast::tracker {
-namespace {
-
-// A prepared statement that finalizes itself; text bound by copy.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-  explicit operator bool() const { return s_ != nullptr; }
-  sqlite3_stmt* get() { return s_; }
-  Stmt& Text(int i, const std::string& t) {
-    sqlite3_bind_text(s_, i, t.data(), static_cast<int>(t.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Stmt& Int(int i, std::int64_t v) {
-    sqlite3_bind_int64(s_, i, v);
-    return *this;
-  }
-  Stmt& Blob(int i, const void* p, std::size_t n) {
-    sqlite3_bind_blob(s_, i, p, static_cast<int>(n), SQLITE_TRANSIENT);
-    return *this;
-  }
-  bool Run() { return s_ && sqlite3_step(s_) == SQLITE_DONE; }
-
- private:
-  sqlite3_stmt* s_ = nullptr;
-};
-
-std::string ColumnText(sqlite3_stmt* s, int col) {
-  const unsigned char* t = sqlite3_column_text(s, col);
-  return t ? std::string(reinterpret_cast<const char*>(t),
-                         static_cast<std::size_t>(sqlite3_column_bytes(s, col)))
-           : std::string();
-}
-
-}  // namespace
 
 Result<std::unique_ptr<SqliteFleetStore>, std::string> SqliteFleetStore::Open(
     const std::string& path, proto::Logger log) {
@@ -72,12 +36,13 @@ bool SqliteFleetStore::Write(const char* what, const std::function<bool()>& body
 bool SqliteFleetStore::SaveDeployment(const Deployment& d, bool reset_reports) {
   return Write("deployment", [&] {
     if (reset_reports &&
-        !Stmt(db_, "DELETE FROM agent_reports WHERE deployment = ?").Text(1, d.name).Run()) {
+        !SqliteStmt(db_, "DELETE FROM agent_reports WHERE deployment = ?").Text(1, d.name).Run()) {
       return false;
     }
-    return Stmt(db_,
-                "INSERT OR REPLACE INTO deployments(name, info_hash, size, target, owner, created)"
-                " VALUES(?,?,?,?,?,?)")
+    return SqliteStmt(
+               db_,
+               "INSERT OR REPLACE INTO deployments(name, info_hash, size, target, owner, created)"
+               " VALUES(?,?,?,?,?,?)")
         .Text(1, d.name)
         .Blob(2, d.info_hash.data(), d.info_hash.size())
         .Int(3, d.size)
@@ -90,16 +55,17 @@ bool SqliteFleetStore::SaveDeployment(const Deployment& d, bool reset_reports) {
 
 bool SqliteFleetStore::DeleteDeployment(const std::string& name) {
   return Write("removal", [&] {
-    return Stmt(db_, "DELETE FROM agent_reports WHERE deployment = ?").Text(1, name).Run() &&
-           Stmt(db_, "DELETE FROM deployments WHERE name = ?").Text(1, name).Run();
+    return SqliteStmt(db_, "DELETE FROM agent_reports WHERE deployment = ?").Text(1, name).Run() &&
+           SqliteStmt(db_, "DELETE FROM deployments WHERE name = ?").Text(1, name).Run();
   });
 }
 
 bool SqliteFleetStore::SaveAgent(const AgentRecord& a) {
   return Write("agent", [&] {
-    return Stmt(db_,
-                "INSERT OR REPLACE INTO agents(id, labels, data_dir, poll, first_seen, last_seen)"
-                " VALUES(?,?,?,?,?,?)")
+    return SqliteStmt(
+               db_,
+               "INSERT OR REPLACE INTO agents(id, labels, data_dir, poll, first_seen, last_seen)"
+               " VALUES(?,?,?,?,?,?)")
         .Text(1, a.id)
         .Text(2, proto::FormatLabels(a.labels))
         .Text(3, a.data_dir)
@@ -113,9 +79,10 @@ bool SqliteFleetStore::SaveAgent(const AgentRecord& a) {
 bool SqliteFleetStore::SaveReport(const std::string& deployment, const std::string& agent,
                                   const AgentReport& r) {
   return Write("report", [&] {
-    return Stmt(db_,
-                "INSERT OR REPLACE INTO agent_reports(deployment, agent, state, reason, bytes,"
-                " updated) VALUES(?,?,?,?,?,?)")
+    return SqliteStmt(
+               db_,
+               "INSERT OR REPLACE INTO agent_reports(deployment, agent, state, reason, bytes,"
+               " updated) VALUES(?,?,?,?,?,?)")
         .Text(1, deployment)
         .Text(2, agent)
         .Text(3, r.state)
@@ -129,17 +96,16 @@ bool SqliteFleetStore::SaveReport(const std::string& deployment, const std::stri
 Result<SqliteFleetStore::LoadStats, std::string> SqliteFleetStore::Load(Fleet& fleet) {
   LoadStats stats;
   {
-    Stmt s(db_, "SELECT name, info_hash, size, target, owner, created FROM deployments");
+    SqliteStmt s(db_, "SELECT name, info_hash, size, target, owner, created FROM deployments");
     if (!s) return Unexpected(std::string("reading deployments: ") + sqlite3_errmsg(db_));
     while (sqlite3_step(s.get()) == SQLITE_ROW) {
       Deployment d;
       d.name = ColumnText(s.get(), 0);
       auto target = proto::ParseDeployTarget(ColumnText(s.get(), 3));
-      if (sqlite3_column_bytes(s.get(), 1) != 20 || !target) {
+      if (!ColumnArray(s.get(), 1, d.info_hash) || !target) {
         log_.Warning("skipping unreadable deployment row '" + d.name + "'");
         continue;
       }
-      std::memcpy(d.info_hash.data(), sqlite3_column_blob(s.get(), 1), 20);
       d.size = sqlite3_column_int64(s.get(), 2);
       d.target = *target;
       d.owner = ColumnText(s.get(), 4);
@@ -149,7 +115,7 @@ Result<SqliteFleetStore::LoadStats, std::string> SqliteFleetStore::Load(Fleet& f
     }
   }
   {
-    Stmt s(db_, "SELECT id, labels, data_dir, poll, first_seen, last_seen FROM agents");
+    SqliteStmt s(db_, "SELECT id, labels, data_dir, poll, first_seen, last_seen FROM agents");
     if (!s) return Unexpected(std::string("reading agents: ") + sqlite3_errmsg(db_));
     while (sqlite3_step(s.get()) == SQLITE_ROW) {
       AgentRecord a;
@@ -169,7 +135,7 @@ Result<SqliteFleetStore::LoadStats, std::string> SqliteFleetStore::Load(Fleet& f
     }
   }
   {
-    Stmt s(db_, "SELECT deployment, agent, state, reason, bytes, updated FROM agent_reports");
+    SqliteStmt s(db_, "SELECT deployment, agent, state, reason, bytes, updated FROM agent_reports");
     if (!s) return Unexpected(std::string("reading agent reports: ") + sqlite3_errmsg(db_));
     while (sqlite3_step(s.get()) == SQLITE_ROW) {
       AgentReport r;

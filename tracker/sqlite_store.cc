@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "tracker/sqlite_stmt.h"
+
 namespace swarmcast::tracker {
 namespace {
 
@@ -61,57 +63,12 @@ const char* const kMigrations[] = {
 };
 static_assert(std::size(kMigrations) == SqliteStore::kSchemaVersion);
 
-// A prepared statement that finalizes itself.
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &s_, nullptr); }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-  explicit operator bool() const { return s_ != nullptr; }
-  sqlite3_stmt* get() { return s_; }
-  void Blob(int i, const void* p, std::size_t n) {
-    sqlite3_bind_blob(s_, i, p, static_cast<int>(n), SQLITE_STATIC);  // caller keeps p alive
-  }
-  void Int(int i, std::int64_t v) { sqlite3_bind_int64(s_, i, v); }
-  void Text(int i, const std::string& t) {
-    if (t.empty()) {
-      sqlite3_bind_null(s_, i);
-    } else {
-      sqlite3_bind_text(s_, i, t.data(), static_cast<int>(t.size()), SQLITE_STATIC);
-    }
-  }
-  bool Run() {
-    int rc = sqlite3_step(s_);
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-    return rc == SQLITE_DONE;
-  }
-
- private:
-  sqlite3_stmt* s_ = nullptr;
-};
-
 bool Exec(sqlite3* db, const char* sql, std::string* error = nullptr) {
   char* msg = nullptr;
   int rc = sqlite3_exec(db, sql, nullptr, nullptr, &msg);
   if (rc != SQLITE_OK && error) *error = msg ? msg : sqlite3_errstr(rc);
   sqlite3_free(msg);
   return rc == SQLITE_OK;
-}
-
-template <std::size_t N>
-bool ColumnArray(sqlite3_stmt* s, int col, std::array<std::uint8_t, N>& out) {
-  if (sqlite3_column_bytes(s, col) != static_cast<int>(N)) return false;
-  std::memcpy(out.data(), sqlite3_column_blob(s, col), N);
-  return true;
-}
-
-std::string ColumnText(sqlite3_stmt* s, int col) {
-  const unsigned char* t = sqlite3_column_text(s, col);
-  return t ? std::string(reinterpret_cast<const char*>(t),
-                         static_cast<std::size_t>(sqlite3_column_bytes(s, col)))
-           : std::string();
 }
 
 }  // namespace
@@ -174,7 +131,7 @@ SqliteStore::~SqliteStore() {
 }
 
 bool SqliteStore::Migrate(std::string& error) {
-  Stmt v(db_, "PRAGMA user_version");
+  SqliteStmt v(db_, "PRAGMA user_version");
   if (!v || sqlite3_step(v.get()) != SQLITE_ROW) {
     error = std::string("not a database or unreadable: ") + sqlite3_errmsg(db_);
     return false;
@@ -201,15 +158,15 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
   LoadStats stats;
   const std::int64_t oldest = now - table.options().expire_after;
   {
-    Stmt del(db_, "DELETE FROM peers WHERE last_announce < ?");
+    SqliteStmt del(db_, "DELETE FROM peers WHERE last_announce < ?");
     del.Int(1, oldest);
     if (!del.Run()) return Unexpected(std::string("expiring peers: ") + sqlite3_errmsg(db_));
     stats.expired = static_cast<std::size_t>(sqlite3_changes(db_));
   }
   // The torrent bytes stay on disk (their own table).
-  Stmt s(db_,
-         "SELECT info_hash, name, size IS NOT NULL, size, piece_length, pieces, files, push,"
-         " created, completed, owner, retired, sha256 FROM swarms");
+  SqliteStmt s(db_,
+               "SELECT info_hash, name, size IS NOT NULL, size, piece_length, pieces, files, push,"
+               " created, completed, owner, retired, sha256 FROM swarms");
   if (!s) return Unexpected(std::string("reading swarms: ") + sqlite3_errmsg(db_));
   while (sqlite3_step(s.get()) == SQLITE_ROW) {
     InfoHash ih;
@@ -233,9 +190,9 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
                        sqlite3_column_int64(s.get(), 8));
     ++stats.swarms;
   }
-  Stmt p(db_,
-         "SELECT info_hash, peer_id, ip, port, uploaded, downloaded, left, event, stopped,"
-         " counted, first_seen, last_announce, key FROM peers");
+  SqliteStmt p(db_,
+               "SELECT info_hash, peer_id, ip, port, uploaded, downloaded, left, event, stopped,"
+               " counted, first_seen, last_announce, key FROM peers");
   if (!p) return Unexpected(std::string("reading peers: ") + sqlite3_errmsg(db_));
   while (sqlite3_step(p.get()) == SQLITE_ROW) {
     InfoHash ih;
@@ -485,41 +442,42 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
   if (!Exec(db_, "BEGIN IMMEDIATE", &error)) return false;
   bool ok = true;
   {
-    Stmt del_swarm(db_, "DELETE FROM swarms WHERE info_hash = ?");
-    Stmt del_swarm_peers(db_, "DELETE FROM peers WHERE info_hash = ?");
-    Stmt up_swarm(db_,
-                  "INSERT INTO swarms(info_hash, created, completed) VALUES(?, ?, ?)"
-                  " ON CONFLICT(info_hash) DO UPDATE SET completed = excluded.completed");
-    Stmt publish(db_,
-                 "INSERT INTO swarms(info_hash, name, owner, size, piece_length, pieces,"
-                 " files, push, created, retired, sha256)"
-                 " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)"
-                 " ON CONFLICT(info_hash) DO UPDATE SET name = excluded.name,"
-                 " owner = excluded.owner, size = excluded.size,"
-                 " piece_length = excluded.piece_length, pieces = excluded.pieces,"
-                 " files = excluded.files, push = excluded.push, retired = NULL,"
-                 " sha256 = excluded.sha256");
+    SqliteStmt del_swarm(db_, "DELETE FROM swarms WHERE info_hash = ?");
+    SqliteStmt del_swarm_peers(db_, "DELETE FROM peers WHERE info_hash = ?");
+    SqliteStmt up_swarm(db_,
+                        "INSERT INTO swarms(info_hash, created, completed) VALUES(?, ?, ?)"
+                        " ON CONFLICT(info_hash) DO UPDATE SET completed = excluded.completed");
+    SqliteStmt publish(db_,
+                       "INSERT INTO swarms(info_hash, name, owner, size, piece_length, pieces,"
+                       " files, push, created, retired, sha256)"
+                       " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)"
+                       " ON CONFLICT(info_hash) DO UPDATE SET name = excluded.name,"
+                       " owner = excluded.owner, size = excluded.size,"
+                       " piece_length = excluded.piece_length, pieces = excluded.pieces,"
+                       " files = excluded.files, push = excluded.push, retired = NULL,"
+                       " sha256 = excluded.sha256");
     // Before the new row takes the name: names are UNIQUE.
-    Stmt retire(db_, "UPDATE swarms SET name = NULL, retired = ? WHERE info_hash = ?");
-    Stmt update(db_, "UPDATE swarms SET push = ?, owner = ?, sha256 = ? WHERE info_hash = ?");
-    Stmt remove(db_,
-                "UPDATE swarms SET name = NULL, owner = NULL, size = NULL,"
-                " piece_length = NULL, pieces = NULL, files = NULL, push = NULL, retired = NULL,"
-                " sha256 = NULL"
-                " WHERE info_hash = ?");
-    Stmt put_torrent(db_, "INSERT OR REPLACE INTO torrents(info_hash, bytes) VALUES(?, ?)");
-    Stmt del_torrent(db_, "DELETE FROM torrents WHERE info_hash = ?");
-    Stmt up_peer(db_,
-                 "INSERT INTO peers(info_hash, peer_id, ip, port, uploaded, downloaded,"
-                 " left, event, stopped, counted, first_seen, last_announce, key)"
-                 " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                 " ON CONFLICT(info_hash, peer_id) DO UPDATE SET ip = excluded.ip,"
-                 " port = excluded.port, uploaded = excluded.uploaded,"
-                 " downloaded = excluded.downloaded, left = excluded.left,"
-                 " event = excluded.event, stopped = excluded.stopped,"
-                 " counted = excluded.counted, last_announce = excluded.last_announce,"
-                 " key = excluded.key");
-    Stmt del_peer(db_, "DELETE FROM peers WHERE info_hash = ? AND peer_id = ?");
+    SqliteStmt retire(db_, "UPDATE swarms SET name = NULL, retired = ? WHERE info_hash = ?");
+    SqliteStmt update(db_, "UPDATE swarms SET push = ?, owner = ?, sha256 = ? WHERE info_hash = ?");
+    SqliteStmt remove(
+        db_,
+        "UPDATE swarms SET name = NULL, owner = NULL, size = NULL,"
+        " piece_length = NULL, pieces = NULL, files = NULL, push = NULL, retired = NULL,"
+        " sha256 = NULL"
+        " WHERE info_hash = ?");
+    SqliteStmt put_torrent(db_, "INSERT OR REPLACE INTO torrents(info_hash, bytes) VALUES(?, ?)");
+    SqliteStmt del_torrent(db_, "DELETE FROM torrents WHERE info_hash = ?");
+    SqliteStmt up_peer(db_,
+                       "INSERT INTO peers(info_hash, peer_id, ip, port, uploaded, downloaded,"
+                       " left, event, stopped, counted, first_seen, last_announce, key)"
+                       " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                       " ON CONFLICT(info_hash, peer_id) DO UPDATE SET ip = excluded.ip,"
+                       " port = excluded.port, uploaded = excluded.uploaded,"
+                       " downloaded = excluded.downloaded, left = excluded.left,"
+                       " event = excluded.event, stopped = excluded.stopped,"
+                       " counted = excluded.counted, last_announce = excluded.last_announce,"
+                       " key = excluded.key");
+    SqliteStmt del_peer(db_, "DELETE FROM peers WHERE info_hash = ? AND peer_id = ?");
     ok = del_swarm && del_swarm_peers && up_swarm && publish && retire && update && remove &&
          put_torrent && del_torrent && up_peer && del_peer;
     // Swarm rows first (a peer row may belong to a swarm created in this
@@ -554,24 +512,24 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
           static const std::string kNone;
           const std::string& torrent = w.torrent ? *w.torrent : kNone;
           publish.Blob(1, w.ih.data(), 20);
-          publish.Text(2, e.name);
-          publish.Text(3, e.owner);
+          publish.TextOrNull(2, e.name);
+          publish.TextOrNull(3, e.owner);
           publish.Int(4, e.size);
           publish.Int(5, e.piece_length);
           publish.Int(6, e.pieces);
           publish.Int(7, e.files);
-          publish.Text(8, e.push);
+          publish.TextOrNull(8, e.push);
           publish.Int(9, e.created);
-          publish.Text(10, e.sha256);
+          publish.TextOrNull(10, e.sha256);
           put_torrent.Blob(1, w.ih.data(), 20);
           put_torrent.Blob(2, torrent.data(), torrent.size());
           ok = publish.Run() && put_torrent.Run();
           break;
         }
         case RegistryWrite::Kind::kUpdate:
-          update.Text(1, e.push);
-          update.Text(2, e.owner);
-          update.Text(3, e.sha256);
+          update.TextOrNull(1, e.push);
+          update.TextOrNull(2, e.owner);
+          update.TextOrNull(3, e.sha256);
           update.Blob(4, w.ih.data(), 20);
           ok = update.Run();
           break;
