@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tools/sim/bit_torrent.h"
-#include "tools/sim/push_seed.h"
+#include "tools/sim/push_source.h"
 
 namespace swarmcast::sim {
 namespace {
@@ -88,6 +88,55 @@ TEST(SwarmTest, SeedLeavingAfterOneCopyStillFinishesEveryone) {
   // The seed's cover pass put one copy in; the peers made the other five.
   EXPECT_LT(r.seed_upload, 1.2 * static_cast<double>(c.file_size));
   EXPECT_GT(r.bytes.bt_from_peers, 4.5 * static_cast<double>(c.file_size));
+}
+
+TEST(SwarmTest, ForwardersCarryEverythingButTheSeedsOneCopy) {
+  // get --forward: the seed's cover pass puts each piece on one subscriber,
+  // which pushes it on to the other three; their wire gates keep the
+  // BitTorrent wire out of it, and every uplink carries its share once.
+  SimConfig c = Small(4);
+  c.forward = true;
+  const SimResult r = Swarm(c).Run();
+  ASSERT_EQ(r.unfinished, 0u);
+  EXPECT_EQ(r.forwarders, 4u);
+  const auto file = static_cast<double>(c.file_size);
+  // The seed's fan-out once every piece is covered sends a few pieces that
+  // forwarders send too (4 of these 64): the only duplicates.
+  EXPECT_GE(r.bytes.push, file);
+  EXPECT_LE(r.bytes.push, 1.1 * file);
+  EXPECT_NEAR(r.bytes.push_forwarded, 3 * file, 0.05 * file);
+  EXPECT_EQ(r.bytes.bt_from_peers, 0);
+  EXPECT_LE(r.bytes.duplicate, 0.1 * file);
+  // Two hops per piece: a few piece times beyond one file time.
+  const double piece_time = (256 << 10) / Goodput(c);
+  EXPECT_LE(r.last, r.startup + Limit(c) + 6 * piece_time);
+}
+
+TEST(SwarmTest, ASlowForwarderIsGivenLittleAndHoldsNobodyBack) {
+  // The seed assigns its cover pass by forwarding backlog: a subscriber on a
+  // tenth of the link forwards slowly, so it is given few pieces, and the
+  // other seven do not wait on it (1.22x here, as without forwarding: the
+  // last pieces it was given reach the others late).
+  SimConfig c = Small(8);
+  c.forward = true;
+  c.slow_fraction = 0.125;
+  const SimResult r = Swarm(c).Run();
+  ASSERT_EQ(r.unfinished, 0u);
+  std::vector<double> done = r.done;
+  std::sort(done.begin(), done.end());
+  EXPECT_LE(done[6], r.startup + 1.3 * Limit(c));
+  EXPECT_GE(done[7], r.startup + 10 * Limit(c));
+}
+
+TEST(SwarmTest, ForwardersCarryOnAfterTheSeedLeaves) {
+  SimConfig c = Small(6);
+  c.forward = true;
+  c.seed_leaves_after_copies = 1;
+  const SimResult r = Swarm(c).Run();
+  ASSERT_EQ(r.unfinished, 0u);
+  ASSERT_GT(r.seed_left_at, 0);
+  EXPECT_LT(r.seed_upload, 1.2 * static_cast<double>(c.file_size));
+  EXPECT_GT(r.bytes.push_forwarded, 4.5 * static_cast<double>(c.file_size));
 }
 
 TEST(SwarmTest, ABlockingRackUplinkSlowsTheRacksBehindIt) {

@@ -63,6 +63,9 @@ bool BitTorrentRepair::MayServe(std::uint32_t u, std::uint32_t v) const {
   if (!up.joined || up.gone || up.have_count == 0) return false;
   if (!down.joined || down.complete) return false;
   if (u == kSeed && (!s_.seed_present || (s_.config.push && down.subscribed))) return false;
+  // A forwarder's wire gate likewise: it does not serve its subscribers
+  // (every subscriber of the seed subscribes to every forwarder).
+  if (up.forwarding && down.subscribed) return false;
   if (up.uploads.size() >= s_.config.upload_slots) return false;
   if (s_.config.max_downloads && down.fetches.size() >= s_.config.max_downloads) return false;
   for (const UploadSlot& slot : up.uploads) {

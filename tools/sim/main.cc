@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
     ("rack-size", po::value(&c.rack_size)->default_value(0), "nodes per rack, seed included (0: one non-blocking LAN)")
     ("oversubscription", po::value(&c.oversubscription)->default_value(c.oversubscription), "a rack uplink carries rack-size x link / this, each way")
     ("no-push", po::bool_switch(&no_push), "BitTorrent only (swarmcast seed --no-push)")
+    ("forward", po::bool_switch(&c.forward), "subscribers forward what the seed pushed them to each other (get --forward)")
     ("max-subscribers", po::value(&c.max_subscribers)->default_value(c.max_subscribers), "push subscribers the seed takes (PushSenderOptions)")
     ("push-socket-buffer", po::value(&socket_buffer)->default_value(socket_buffer), "pushed bytes a subscriber's socket holds beyond what arrived")
     ("push-window", po::value(&c.push_window)->default_value(0), "what-if: frames in flight to at most this many subscribers at once (0: all ready, as the sender does)")

@@ -32,6 +32,7 @@ nlohmann::json ResultJson(const SimConfig& c, const SimResult& r, double wall_se
         {"oversubscription", c.oversubscription},
         {"rack_aware", c.rack_aware},
         {"push", c.push},
+        {"forward", c.forward},
         {"max_subscribers", c.max_subscribers},
         {"push_socket_buffer", c.push_socket_buffer},
         {"push_window", c.push_window},
@@ -54,6 +55,7 @@ nlohmann::json ResultJson(const SimConfig& c, const SimResult& r, double wall_se
       {"unfinished", r.unfinished},
       {"bytes",
        {{"push", r.bytes.push},
+        {"push_forwarded", r.bytes.push_forwarded},
         {"bittorrent_from_seed", r.bytes.bt_from_seed},
         {"bittorrent_from_peers", r.bytes.bt_from_peers},
         {"duplicate", r.bytes.duplicate},
@@ -66,6 +68,7 @@ nlohmann::json ResultJson(const SimConfig& c, const SimResult& r, double wall_se
       {"seed_left_at_s", r.seed_left_at >= 0 ? nlohmann::json(r.seed_left_at) : nlohmann::json()},
       {"push",
        {{"subscribers", r.subscribers},
+        {"forwarders", r.forwarders},
         {"batches", r.push_batches},
         {"batch_targets", r.push_batch_targets}}},
       {"sim",
@@ -85,14 +88,15 @@ std::string ResultText(const SimConfig& c, const SimResult& r, double wall_secon
       buf, sizeof buf,
       "%u receivers, %u pieces of %lld bytes; limit %.3f s (size / TCP payload rate)\n"
       "time to all: %.3f s (%.2fx limit); first %.3f, p50 %.3f, p99 %.3f%s; first piece at %.3f\n"
-      "bytes: push %.4g, BitTorrent from seed %.4g, peer to peer %.4g, duplicate "
+      "bytes: push %.4g, forwarded %.4g, BitTorrent from seed %.4g, peer to peer %.4g, duplicate "
       "%.4g, cut %.4g; seed sent %.2f copies%s\n"
       "simulated in %.2f s wall (%llu flow events, %llu solves, interval %.3g s)\n",
       r.receivers, r.pieces, static_cast<long long>(r.piece_size), limit, r.last,
       limit > 0 ? r.last / limit : 0, r.first, r.p50, r.p99,
       r.unfinished ? (", " + std::to_string(r.unfinished) + " never finished").c_str() : "",
-      r.first_piece, r.bytes.push, r.bytes.bt_from_seed, r.bytes.bt_from_peers, r.bytes.duplicate,
-      r.bytes.cut, r.seed_upload / static_cast<double>(c.file_size),
+      r.first_piece, r.bytes.push, r.bytes.push_forwarded, r.bytes.bt_from_seed,
+      r.bytes.bt_from_peers, r.bytes.duplicate, r.bytes.cut,
+      r.seed_upload / static_cast<double>(c.file_size),
       r.seed_left_at >= 0 ? (", left at " + std::to_string(r.seed_left_at) + " s").c_str() : "",
       wall_seconds, static_cast<unsigned long long>(r.flow_events),
       static_cast<unsigned long long>(r.solves), r.solve_interval);

@@ -49,12 +49,19 @@ struct SimConfig {
   bool push = true;
   std::uint32_t max_subscribers = 512;
   // Bytes of pushed frames that may sit in a subscriber's socket beyond
-  // what it has received (push_seed.h). Linux sizes a send buffer to about
+  // what it has received (push_source.h). Linux sizes a send buffer to about
   // twice the congestion window, which on a LAN is a few hundred KiB; 4 MiB
   // (tcp_wmem's maximum) is the ceiling. The scheduler counts frames in the
   // buffer as copies: with subscribers x buffer near the file size its cover
   // pass is over before anything arrives (docs/benchmarks.md, Simulator).
   double push_socket_buffer = 256 << 10;
+  // Forwarding (get --forward, Mutualcast; node/push/forward_group.h): a
+  // subscriber that verified a piece the seed pushed it starts forwarding,
+  // every other subscriber subscribes to it, and it pushes on each piece
+  // that came to it from the seed's channel. Subscriptions to a new
+  // forwarder count from the moment it starts (LISTEN, PEERS and HELLO
+  // take a few round trips in the node).
+  bool forward = false;
   // A what-if, not PushSender: at most this many subscribers have frames
   // in flight at once (0: every ready subscriber, as the sender does).
   std::uint32_t push_window = 0;

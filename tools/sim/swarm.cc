@@ -70,7 +70,12 @@ Swarm::Swarm(const SimConfig& config)
       s_(config_, BuildTopology(config_, &slow_), solve_interval_),
       bt_(s_) {
   for (std::uint32_t v = 0; v < s_.nodes.size(); ++v) s_.nodes[v].slow = slow_[v];
-  if (config_.push) push_.emplace(s_, [this](std::uint32_t v, std::uint32_t p) { Deliver(v, p); });
+  if (config_.push) {
+    push_.emplace(s_, kSeed, [this](std::uint32_t, std::uint32_t v, std::uint32_t p) {
+      Deliver(v, p, Path::kSeedPush);
+    });
+  }
+  if (config_.push && config_.forward) forwarder_of_.resize(s_.nodes.size());
 }
 
 void Swarm::Join(std::uint32_t node) {
@@ -78,17 +83,37 @@ void Swarm::Join(std::uint32_t node) {
   n.joined = true;
   n.join_time = s_.now;
   s_.incomplete.insert(node);
-  if (push_ && push_->Subscribe(node)) push_->Schedule();
+  if (push_ && push_->Subscribe(node)) {
+    push_->Schedule();
+    // The seed's PEERS: the forwarders so far.
+    for (std::uint32_t f : forwarders_) {
+      if (forwarder_of_[f]->Subscribe(node)) forwarder_of_[f]->Schedule();
+    }
+  }
   bt_.OnJoin(node);
 }
 
-void Swarm::Deliver(std::uint32_t node, std::uint32_t piece) {
+void Swarm::StartForwarder(std::uint32_t node) {
+  auto& f = forwarder_of_[node];
+  f = std::make_unique<PushSource>(
+      s_, node,
+      [this](std::uint32_t, std::uint32_t v, std::uint32_t p) { Deliver(v, p, Path::kForwarded); });
+  forwarders_.push_back(node);
+  s_.nodes[node].forwarding = true;
+  for (std::uint32_t v = 1; v < s_.nodes.size(); ++v) {
+    if (v != node && s_.nodes[v].subscribed && !s_.nodes[v].complete) f->Subscribe(v);
+  }
+  push_->SetForwarding(true);
+}
+
+void Swarm::Deliver(std::uint32_t node, std::uint32_t piece, Path path) {
   NodeState& n = s_.nodes[node];
   if (n.have.test(piece) || n.verifying.test(piece)) {
     s_.bytes.duplicate += static_cast<double>(s_.PieceBytes(piece));
     return;
   }
   n.verifying.set(piece);
+  if (path == Path::kSeedPush) n.from_seed.set(piece);
   if (config_.verify_rate > 0) {
     const double delay = static_cast<double>(s_.PieceBytes(piece)) / config_.verify_rate;
     s_.events.Schedule({s_.now + delay, EventKind::kPieceVerified, node, piece});
@@ -106,7 +131,25 @@ void Swarm::Verified(std::uint32_t node, std::uint32_t piece) {
     ++s_.finished;
     s_.incomplete.erase(node);
   }
-  if (push_) push_->OnVerified(node, piece);
+  // HAVE on every channel the node is subscribed to. With forwarders a HAVE
+  // can shorten a forwarder's backlog, and so end the seed's wait for it
+  // (PushScheduler's backlog_slack_pieces): the seed schedules again.
+  if (push_) {
+    push_->OnVerified(node, piece);
+    if (!forwarders_.empty()) push_->Schedule();
+  }
+  for (std::uint32_t f : forwarders_) {
+    if (f != node) forwarder_of_[f]->OnVerified(node, piece);
+  }
+  // A forwarder pushes on what came to it from the seed's channel, once it
+  // passed the check (ForwardGroup::OnPieceVerified).
+  // (A HAVE only takes work away from a forwarder: none other needs
+  // scheduling here.)
+  if (!forwarder_of_.empty() && n.from_seed.test(piece)) {
+    if (!forwarder_of_[node]) StartForwarder(node);
+    forwarder_of_[node]->SourceHas(piece);
+    forwarder_of_[node]->Schedule();
+  }
   bt_.OnVerified(node, piece);
   MaybeSeedLeaves();
 }
@@ -123,11 +166,14 @@ void Swarm::MaybeSeedLeaves() {
 }
 
 void Swarm::OnFlow(const FinishedFlow& flow) {
-  if (flow.tag.kind == FlowKind::kPush) return push_->OnFlowDone(flow);  // it delivers
+  if (flow.tag.kind == FlowKind::kPush) {  // the source delivers
+    PushSource& source = flow.tag.src == kSeed ? *push_ : *forwarder_of_[flow.tag.src];
+    return source.OnFlowDone(flow);
+  }
   const auto payload = static_cast<double>(s_.PieceBytes(flow.tag.piece));
   s_.bytes.framing += flow.bytes - payload;
   (flow.tag.src == kSeed ? s_.bytes.bt_from_seed : s_.bytes.bt_from_peers) += payload;
-  bt_.OnFlowDone(flow, [&] { Deliver(flow.tag.dst, flow.tag.piece); });
+  bt_.OnFlowDone(flow, [&] { Deliver(flow.tag.dst, flow.tag.piece, Path::kBitTorrent); });
 }
 
 SimResult Swarm::Run() {
@@ -205,6 +251,7 @@ SimResult Swarm::Run() {
   r.first_piece = s_.first_piece;
   if (push_) {
     r.subscribers = push_->subscribers();
+    r.forwarders = static_cast<std::uint32_t>(forwarders_.size());
     r.push_batches = push_->batches();
     r.push_batch_targets = push_->batch_targets();
   }

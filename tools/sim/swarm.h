@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "tools/sim/bit_torrent.h"
-#include "tools/sim/push_seed.h"
+#include "tools/sim/push_source.h"
 #include "tools/sim/sim_config.h"
 #include "tools/sim/swarm_state.h"
 
@@ -35,6 +35,7 @@ struct SimResult {
   double seed_written = 0;   // the same as the seed counts it: pushed frames once in its sockets
   double seed_left_at = -1;  // -1: stayed
   std::uint32_t subscribers = 0;
+  std::uint32_t forwarders = 0;
   std::uint64_t push_batches = 0;
   std::uint64_t push_batch_targets = 0;
   std::uint64_t flow_events = 0;
@@ -57,10 +58,16 @@ class Swarm {
   SimResult Run();
 
  private:
+  // How a piece reached a receiver.
+  enum class Path : std::uint8_t { kSeedPush, kForwarded, kBitTorrent };
+
   void Join(std::uint32_t node);
   void OnFlow(const FinishedFlow& flow);
-  void Deliver(std::uint32_t node, std::uint32_t piece);
+  void Deliver(std::uint32_t node, std::uint32_t piece, Path path);
   void Verified(std::uint32_t node, std::uint32_t piece);
+  // `node` starts forwarding (its first verified piece from the seed's
+  // channel): every other subscriber of the seed subscribes to it.
+  void StartForwarder(std::uint32_t node);
   void MaybeSeedLeaves();
 
   SimConfig config_;
@@ -68,7 +75,11 @@ class Swarm {
   double startup_;
   std::vector<bool> slow_;  // filled while s_'s topology is built
   SwarmState s_;
-  std::optional<PushSeed> push_;
+  std::optional<PushSource> push_;  // the seed's
+  // Forwarders by node (null: not forwarding), and the nodes that are, in
+  // the order they started.
+  std::vector<std::unique_ptr<PushSource>> forwarder_of_;
+  std::vector<std::uint32_t> forwarders_;
   BitTorrentRepair bt_;
   SimResult result_;
 };

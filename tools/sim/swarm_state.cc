@@ -37,6 +37,7 @@ SwarmState::SwarmState(const SimConfig& cfg, Topology topo, double solve_interva
     n.fetching = PieceSet(pieces);
     n.doubled = PieceSet(pieces);
     n.verifying = PieceSet(pieces);
+    n.from_seed = PieceSet(pieces);
   }
   NodeState& seed = nodes[kSeed];
   for (std::uint32_t p = 0; p < pieces; ++p) seed.have.set(p);

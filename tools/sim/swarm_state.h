@@ -39,11 +39,13 @@ struct NodeState {
   PieceSet fetching;   // on its way over BitTorrent
   PieceSet doubled;    // on its way from two peers (end game)
   PieceSet verifying;  // received, hash check pending
+  PieceSet from_seed;  // the copy being checked came by the seed's push channel
   std::uint32_t have_count = 0;
   bool joined = false;
   bool complete = false;
   bool gone = false;        // left the swarm (the seed, after its copies)
-  bool subscribed = false;  // served by the push channel
+  bool subscribed = false;  // served by the seed's push channel
+  bool forwarding = false;  // pushes on what the seed pushed it (SimConfig::forward)
   double join_time = 0;
   double done_time = -1;
   std::vector<UploadSlot> uploads;  // BitTorrent uploads in flight from it
@@ -52,13 +54,14 @@ struct NodeState {
 };
 
 struct ByteCounts {
-  double push = 0;           // seed -> subscribers, push channel, delivered
-  double push_written = 0;   // pushed frames all in sockets (what the seed counts as sent)
-  double bt_from_seed = 0;   // seed -> peers, BitTorrent wire
-  double bt_from_peers = 0;  // peer -> peer, BitTorrent wire
-  double duplicate = 0;      // delivered pieces the receiver already had
-  double cut = 0;            // moved by flows cut short (piece got otherwise, seed left)
-  double framing = 0;        // headers: push chunk headers, BitTorrent block headers
+  double push = 0;            // seed -> subscribers, push channel, delivered
+  double push_forwarded = 0;  // forwarder -> its subscribers, push channel, delivered
+  double push_written = 0;    // pushed frames all in sockets (what the seed counts as sent)
+  double bt_from_seed = 0;    // seed -> peers, BitTorrent wire
+  double bt_from_peers = 0;   // peer -> peer, BitTorrent wire
+  double duplicate = 0;       // delivered pieces the receiver already had
+  double cut = 0;             // moved by flows cut short (piece got otherwise, seed left)
+  double framing = 0;         // headers: push chunk headers, BitTorrent block headers
 };
 
 class SwarmState {

@@ -1,4 +1,4 @@
-#include "tools/sim/push_seed.h"
+#include "tools/sim/push_source.h"
 
 #include <algorithm>
 
@@ -17,39 +17,59 @@ double PushFrameBytes(std::int64_t piece_bytes, std::int64_t chunk_size) {
   return static_cast<double>(piece_bytes) + kChunkHeaderBytes * static_cast<double>(chunks);
 }
 
-PushSeed::PushSeed(SwarmState& state, std::function<void(std::uint32_t, std::uint32_t)> deliver)
+namespace {
+push::PushSchedulerOptions SchedulerOptions(std::uint32_t origin) {
+  push::PushSchedulerOptions o;
+  if (origin != kSeed) {  // forwarder mode (PushSender::Loop)
+    o.source_complete = false;
+    o.cover_first = false;
+  }
+  return o;
+}
+}  // namespace
+
+PushSource::PushSource(SwarmState& state, std::uint32_t origin, Deliver deliver)
     : s_(state),
+      origin_(origin),
       deliver_(std::move(deliver)),
-      scheduler_(state.pieces),
+      scheduler_(state.pieces, SchedulerOptions(origin)),
       conns_(state.nodes.size()) {}
 
-bool PushSeed::Subscribe(std::uint32_t node) {
-  if (!s_.seed_present || subscribers_ >= s_.config.max_subscribers) return false;
+void PushSource::SetForwarding(bool on) {
+  // PushSender's BacklogSlack: 1 MiB of pieces per other subscriber.
+  const auto slack =
+      std::max<std::uint32_t>(1, static_cast<std::uint32_t>((1 << 20) / s_.piece_size));
+  scheduler_.SetBacklogPolicy(on, on ? slack : 0);
+}
+
+bool PushSource::Subscribe(std::uint32_t node) {
+  if (!present_ || subscribers_ >= s_.config.max_subscribers) return false;
   NodeState& n = s_.nodes[node];
   std::vector<bool> have(s_.pieces);
   for (std::uint32_t p = 0; p < s_.pieces; ++p) have[p] = n.have.test(p);
   scheduler_.AddSubscriber(node, have);
-  n.subscribed = true;
+  if (origin_ == kSeed) n.subscribed = true;
   ++subscribers_;
   if (!scheduler_.IsComplete(node)) ready_.push_back(node);
   return true;
 }
 
-void PushSeed::OnVerified(std::uint32_t node, std::uint32_t piece) {
-  if (s_.seed_present && s_.nodes[node].subscribed) scheduler_.OnHave(node, piece);
+void PushSource::OnVerified(std::uint32_t node, std::uint32_t piece) {
+  if (present_) scheduler_.OnHave(node, piece);  // ignored for a non-subscriber
 }
 
-bool PushSeed::CheckWritten(std::uint32_t node) {
+bool PushSource::CheckWritten(std::uint32_t node) {
   Connection& c = conns_[node];
   if (c.last_written || c.queued > s_.config.push_socket_buffer + kSlackBytes) return false;
   c.last_written = true;
   scheduler_.OnSent(node, c.frames.back().piece);
-  s_.bytes.push_written += static_cast<double>(s_.PieceBytes(c.frames.back().piece));
+  if (origin_ == kSeed)
+    s_.bytes.push_written += static_cast<double>(s_.PieceBytes(c.frames.back().piece));
   if (!scheduler_.IsComplete(node)) ready_.push_back(node);
   return true;
 }
 
-void PushSeed::Write(std::uint32_t node, std::uint32_t piece) {
+void PushSource::Write(std::uint32_t node, std::uint32_t piece) {
   Connection& c = conns_[node];
   const double bytes = PushFrameBytes(s_.PieceBytes(piece), s_.config.chunk_size);
   if (c.frames.empty()) {
@@ -64,7 +84,7 @@ void PushSeed::Write(std::uint32_t node, std::uint32_t piece) {
 
 // The connection's next stretch runs to the end of its first frame, or to
 // the moment its last frame is all in the buffer, whichever comes first.
-void PushSeed::StartFlow(std::uint32_t node) {
+void PushSource::StartFlow(std::uint32_t node) {
   Connection& c = conns_[node];
   if (c.flowing || c.frames.empty()) return;
   double bytes = c.head_left;
@@ -74,11 +94,11 @@ void PushSeed::StartFlow(std::uint32_t node) {
   }
   c.flowing = true;
   c.flow_bytes = bytes;
-  c.flow = s_.net.Start(s_.topology.Path(kSeed, node), bytes,
-                        {FlowKind::kPush, kSeed, node, c.frames.front().piece}, s_.now);
+  c.flow = s_.net.Start(s_.topology.Path(origin_, node), bytes,
+                        {FlowKind::kPush, origin_, node, c.frames.front().piece}, s_.now);
 }
 
-void PushSeed::OnFlowDone(const FinishedFlow& flow) {
+void PushSource::OnFlowDone(const FinishedFlow& flow) {
   const std::uint32_t node = flow.tag.dst;
   Connection& c = conns_[node];
   c.flowing = false;
@@ -90,9 +110,10 @@ void PushSeed::OnFlowDone(const FinishedFlow& flow) {
     c.queued = std::max(0.0, c.queued);
     if (c.frames.empty()) --busy_;
     if (!c.frames.empty()) c.head_left = c.frames.front().bytes;
-    s_.bytes.push += static_cast<double>(s_.PieceBytes(done.piece));
+    (origin_ == kSeed ? s_.bytes.push : s_.bytes.push_forwarded) +=
+        static_cast<double>(s_.PieceBytes(done.piece));
     s_.bytes.framing += done.bytes - static_cast<double>(s_.PieceBytes(done.piece));
-    deliver_(node, done.piece);
+    deliver_(origin_, node, done.piece);
   }
   CheckWritten(node);
   Schedule();
@@ -102,7 +123,7 @@ void PushSeed::OnFlowDone(const FinishedFlow& flow) {
 // The subscribers the scheduler may choose from: every ready one, or, with
 // a window (a what-if), those whose connection is already busy plus as many
 // idle ones as the window has room for.
-std::vector<push::SubscriberId> PushSeed::Offered() const {
+std::vector<push::SubscriberId> PushSource::Offered() const {
   const std::uint32_t window = s_.config.push_window;
   if (window == 0) return ready_;
   std::vector<push::SubscriberId> offered;
@@ -118,8 +139,8 @@ std::vector<push::SubscriberId> PushSeed::Offered() const {
   return offered;
 }
 
-void PushSeed::Schedule() {
-  if (!s_.seed_present) return;
+void PushSource::Schedule() {
+  if (!present_) return;
   while (!ready_.empty()) {
     auto batch = scheduler_.NextBatch(Offered());
     if (!batch) break;
@@ -136,7 +157,8 @@ void PushSeed::Schedule() {
   std::erase_if(ready_, [&](push::SubscriberId id) { return scheduler_.IsComplete(id); });
 }
 
-void PushSeed::Leave() {
+void PushSource::Leave() {
+  present_ = false;
   for (Connection& c : conns_) {
     if (!c.frames.empty()) s_.bytes.cut += c.frames.front().bytes - c.head_left;
     if (c.flowing) s_.bytes.cut += s_.net.Cancel(c.flow, s_.now);

@@ -1,6 +1,8 @@
-// The seed's end of the push channel in the simulation: the real
-// PushScheduler (node/push/push_scheduler.h) decides what goes to whom,
-// driven the way PushSender drives it:
+// One sending end of the push channel in the simulation: the seed's, or a
+// forwarder's (a receiver that pushes on what the seed assigned it, get
+// --forward; node/push/forward_group.h). The real PushScheduler
+// (node/push/push_scheduler.h) decides what goes to whom, driven the way
+// PushSender drives it:
 //
 // - A subscriber is "ready" when the frame last written to its socket is
 //   all in the socket buffer (PushSender: no job pending). The scheduler's
@@ -17,6 +19,11 @@
 //   OnHave (the receiver's HAVE frames).
 // - A what-if the sender does not have (SimConfig::push_window): frames go
 //   to at most that many subscribers at a time.
+// - A forwarder's scheduler runs in forwarder mode, as PushSender's does: it
+//   holds only the pieces given to SourceHas() (those that came to it from
+//   the seed's channel and verified) and has no cover pass. The seed, once
+//   it has forwarders, assigns its cover pass by backlog and waits for the
+//   forwarders' queues (SetForwarding, as PushSender does on LISTEN).
 #pragma once
 
 #include <cstdint>
@@ -29,21 +36,30 @@
 
 namespace swarmcast::sim {
 
-class PushSeed {
+class PushSource {
  public:
-  // `deliver(node, piece)` is called when a pushed piece has arrived.
-  PushSeed(SwarmState& state, std::function<void(std::uint32_t, std::uint32_t)> deliver);
+  // `deliver(origin, node, piece)` is called when a pushed piece has
+  // arrived. `origin`: kSeed, or the receiver that forwards.
+  using Deliver =
+      std::function<void(std::uint32_t origin, std::uint32_t node, std::uint32_t piece)>;
+  PushSource(SwarmState& state, std::uint32_t origin, Deliver deliver);
 
-  // A receiver subscribes with what it holds. False when the seed is full
+  std::uint32_t origin() const { return origin_; }
+  // A receiver subscribes with what it holds. False when the source is full
   // (PushSender answers BYE "subscriber limit reached") or gone.
   bool Subscribe(std::uint32_t node);
-  // The receiver verified `piece` (from any path).
+  bool subscribed(std::uint32_t node) const { return scheduler_.HasSubscriber(node); }
+  // The receiver verified `piece` (from any path): its HAVE.
   void OnVerified(std::uint32_t node, std::uint32_t piece);
+  // A forwarder now holds `piece` and may push it on.
+  void SourceHas(std::uint32_t piece) { scheduler_.SourceHas(piece); }
+  // The seed has forwarders now (PushSender::Loop's policy on LISTEN).
+  void SetForwarding(bool on);
   // A push flow finished.
   void OnFlowDone(const FinishedFlow& flow);
   // Writes frames to every ready subscriber that the scheduler has work for.
   void Schedule();
-  // The seed leaves: every frame not yet delivered is lost.
+  // The source leaves: every frame not yet delivered is lost.
   void Leave();
 
   std::uint32_t subscribers() const { return subscribers_; }
@@ -74,7 +90,9 @@ class PushSeed {
   std::vector<push::SubscriberId> Offered() const;
 
   SwarmState& s_;
-  std::function<void(std::uint32_t, std::uint32_t)> deliver_;
+  std::uint32_t origin_;
+  Deliver deliver_;
+  bool present_ = true;
   push::PushScheduler scheduler_;
   std::vector<Connection> conns_;  // by node id
   std::vector<push::SubscriberId> ready_;
