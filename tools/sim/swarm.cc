@@ -100,7 +100,13 @@ void Swarm::StartForwarder(std::uint32_t node) {
       [this](std::uint32_t, std::uint32_t v, std::uint32_t p) { Deliver(v, p, Path::kForwarded); });
   forwarders_.push_back(node);
   s_.nodes[node].forwarding = true;
-  for (std::uint32_t v = 1; v < s_.nodes.size(); ++v) {
+  // In the order the subscribers' HELLOs happen to arrive (random: each
+  // connects when the seed's PEERS reaches it), which decides who gets a
+  // place when the forwarder's subscriber limit is reached.
+  std::vector<std::uint32_t> order(s_.nodes.size() - 1);
+  std::iota(order.begin(), order.end(), 1u);
+  std::shuffle(order.begin(), order.end(), s_.rng);
+  for (std::uint32_t v : order) {
     if (v != node && s_.nodes[v].subscribed && !s_.nodes[v].complete) f->Subscribe(v);
   }
   push_->SetForwarding(true);
