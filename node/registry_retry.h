@@ -71,8 +71,9 @@ auto WithRetries(const RetryPolicy& policy, const proto::Logger& log, const std:
       if (!said_waiting) log.Info(what + ": not published yet; waiting (--wait)");
       said_waiting = true;
     } else {
-      log.Info(what + ": " + ToString(result.error()) + "; retrying in " +
-               std::to_string(delay->count()) + " ms");
+      // ToString names the tracker already ("tracker: HTTP 503: ...").
+      log.Info(ToString(result.error()) + "; retrying in " + std::to_string(delay->count()) +
+               " ms");
     }
     std::this_thread::sleep_for(*delay);
   }

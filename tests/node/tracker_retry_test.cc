@@ -59,6 +59,8 @@ TEST_F(TrackerRetryTest, AGetStartedWhileTheTrackerIsNotAnsweringCompletesOnceIt
     const auto first = err.find("retrying in");
     return first != std::string::npos && err.find("retrying in", first + 1) != std::string::npos;
   })) << get->Stderr();
+  // The retry line names the tracker once ("tracker: ...; retrying in").
+  EXPECT_EQ(get->Stderr().find("tracker: tracker:"), std::string::npos) << get->Stderr();
   EXPECT_TRUE(get->Running());
   stopped.Resume();
   ASSERT_EQ(get->Wait(60s), 0) << get->Stderr();
