@@ -2,7 +2,11 @@
 
 - seed-kill: the seed is killed as soon as one receiver holds a whole
   verified copy (the system's own done signal). Every receiver must still
-  finish, from the copies the others hold.
+  finish, from the copies the others hold. The note gives how much of the
+  file's size the others had received on eth0 at that moment; if every
+  receiver was done by then, or every one not done had received the
+  file's size already (udpcast's receivers finish together), the kill
+  tested nothing and the run is "fault-missed", not ok.
 - forwarder-kill: receiver 1 is killed once it has received about half of
   the file's bytes (its namespace's eth0 rx counter, so the same rule holds
   for every system), and, with swarmcast-push-forward, only once its log
@@ -18,8 +22,10 @@ nothing of the systems beyond System.seed, System.receivers and
 System.killed (processes whose death is the fault, not a failure).
 """
 
+import json
 import os
 import signal
+import subprocess
 import time
 
 KINDS = ("seed-kill", "forwarder-kill")
@@ -41,6 +47,24 @@ def rx_bytes(pid):
     return None
 
 
+def rx_by_host(lan):
+    """{host index: bytes it received} for every host, from the tx counters
+    of the bridge's ports (p<i>): one `ip` call, and it works whether or not
+    the host's processes still run. {} when `ip` fails."""
+    try:
+        r = subprocess.run(["ip", "-n", lan.bridge_ns, "-j", "-s", "link", "show"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                           timeout=10)
+        out = {}
+        for link in json.loads(r.stdout or "[]"):
+            name = link.get("ifname", "")
+            if name.startswith("p") and name[1:].isdigit():
+                out[int(name[1:])] = int(link["stats64"]["tx"]["bytes"])
+        return out
+    except (OSError, ValueError, KeyError, TypeError, subprocess.TimeoutExpired):
+        return {}
+
+
 def kill(proc):
     try:
         os.killpg(proc.pid, signal.SIGKILL)  # our own child's session, by id
@@ -49,15 +73,17 @@ def kill(proc):
 
 
 class Fault:
-    def __init__(self, kind, size, n):
+    def __init__(self, kind, size, n, lan):
         if kind not in KINDS:
             raise ValueError(f"fault must be one of {', '.join(KINDS)}, got {kind!r}")
         if kind == "forwarder-kill" and n < 2:
             raise ValueError("fault=forwarder-kill needs N >= 2 (one receiver dies)")
-        self.kind, self.size, self.n = kind, size, n
+        self.kind, self.size, self.n, self.lan = kind, size, n, lan
         self.fired_at = None  # monotonic time of the kill
+        self.missed = False  # it fired, but when no receiver needed the seed any more
         self.note = ""
-        self.rx_at_start = None
+        self.rx_at_start = None  # forwarder-kill: the victim's eth0 rx at the first step
+        self.rx_base = {}  # seed-kill: each receiver's eth0 rx at the first step
 
     def excluded(self):
         """Receivers (1..N) that are not timed nor checked."""
@@ -68,13 +94,31 @@ class Fault:
         if self.fired_at is not None:
             return
         if self.kind == "seed-kill":
+            if not self.rx_base:
+                self.rx_base = rx_by_host(self.lan) or {"failed": 0}
             if done and system.seed is not None:
                 first = min(done, key=done.get)
                 kill(system.seed)
                 system.killed.add(system.seed)
                 self.fired_at = time.monotonic()
+                # How much the others still needed: a kill that lands when
+                # they all hold (nearly) everything tests nothing.
+                left = [i for i in range(1, len(system.receivers) + 1) if i not in done]
+                now = rx_by_host(self.lan)
+                got = [min(1.0, (now[i] - self.rx_base[i]) / self.size)
+                       for i in left if i in now and i in self.rx_base]
                 self.note = (f"seed killed at {self.fired_at - t0:.2f}s, after r{first}'s copy "
-                             f"({done[first] - t0:.2f}s)")
+                             f"({done[first] - t0:.2f}s); ")
+                if not left:
+                    self.missed = True  # it tested nothing
+                    self.note += "every receiver was done by then"
+                elif got:
+                    self.note += (f"the other {len(left)} had received {min(got):.0%}-"
+                                  f"{max(got):.0%} of the size on eth0")
+                    if len(got) == len(left) and min(got) >= 1.0:
+                        self.missed = True  # they had the bytes already
+                else:
+                    self.note += f"{len(left)} not done yet"
             return
         victim = system.receivers[VICTIM - 1] if len(system.receivers) >= VICTIM else None
         if victim is None or victim.returncode() is not None or VICTIM in done:

@@ -76,7 +76,7 @@ def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build
             res["fault_s"] = fault.fired_at - t0 if fault.fired_at is not None else None
             why = fault.note or f"the {fault.kind} fault did not fire"
             res["note"] = f"{why}; {res['note']}" if res["note"] else why
-            if fault.fired_at is None and res["status"] == "ok":
+            if (fault.fired_at is None or fault.missed) and res["status"] == "ok":
                 # The run did not test what its cell says.
                 res["status"], res["seconds"] = "fault-missed", None
         if system.progress:
