@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -91,6 +92,10 @@ bool ServeOne(int sock, int file, std::uint64_t size) {
 int Serve(const std::string& path, const std::string& listen, int clients) {
   const auto addr = ParseAddr(listen);
   if (!addr || clients < 1 || clients > 4096) return Usage();
+  // A receiver that dies (the bench's forwarder-kill cell) must end only its
+  // own transfer (EPIPE), not the whole server: sendfile(2) takes no
+  // MSG_NOSIGNAL.
+  ::signal(SIGPIPE, SIG_IGN);
   const int file = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (file < 0) return Fail("open " + path);
   struct stat st {};

@@ -11,7 +11,7 @@ from .cells import GiB, Cell
 RUN_FIELDS = ["run_id", "size_bytes", "rate", "n", "variant", "system", "rep", "status",
               "seconds", "limit_seconds", "ratio", "first_receiver_s", "median_receiver_s",
               "others_s", "slow_s", "seed_upload_bytes", "seed_cpu_s", "receivers_cpu_s",
-              "cpu_s_per_gib", "receivers_s", "note"]
+              "cpu_s_per_gib", "copies", "copies_ok", "fault_s", "receivers_s", "note"]
 PROGRESS_FIELDS = ["run_id", "size_bytes", "rate", "n", "variant", "system", "rep", "receiver",
                    "t", "fraction"]
 
@@ -27,7 +27,9 @@ def cpu_per_gib(cell, res):
     """CPU seconds (user + system, seed and receivers) per GiB delivered."""
     if res["seed_cpu_s"] is None or res["receivers_cpu_s"] is None or res["status"] != "ok":
         return None
-    return (res["seed_cpu_s"] + res["receivers_cpu_s"]) / (cell.n * cell.size / GiB)
+    # A fault cell's killed receiver is no copy delivered (its CPU counts).
+    copies = res["copies"] if res.get("copies") is not None else cell.n
+    return (res["seed_cpu_s"] + res["receivers_cpu_s"]) / (copies * cell.size / GiB)
 
 
 class Results:
@@ -63,6 +65,9 @@ class Results:
             "receivers_cpu_s": (f"{res['receivers_cpu_s']:.2f}"
                                 if res["receivers_cpu_s"] is not None else ""),
             "cpu_s_per_gib": f"{cpu:.2f}" if cpu is not None else "",
+            "copies": res["copies"] if res.get("copies") is not None else "",
+            "copies_ok": res["copies_ok"] if res.get("copies_ok") is not None else "",
+            "fault_s": f"{res['fault_s']:.3f}" if res.get("fault_s") is not None else "",
             "receivers_s": ";".join("" if t is None else f"{t:.3f}" for t in res["receivers"]),
             "note": res["note"],
         }
@@ -113,7 +118,8 @@ class Results:
             return ""
         if med is None:
             why = sorted({r["status"] for r in self._rows(cell, system)})
-            return f"{'/'.join(why)} ({total} run{'s' * (total > 1)})"
+            text = f"{'/'.join(why)} ({total} run{'s' * (total > 1)})"
+            return text + self._copies_text(cell, system)
         limit = cell.limit
         if cell.slow_receiver:
             # The goal for this cell: the others as if the slow link were
@@ -126,7 +132,18 @@ class Results:
             text = f"{med:.2f}" + (f" ({med / limit:.2f}x)" if limit else "")
         if ok != total or ok < 3:
             text += f" [{ok}/{total}]" if ok != total else f" [{ok} run{'s' * (ok > 1)}]"
-        return text
+        return text + self._copies_text(cell, system)
+
+    def _copies_text(self, cell, system):
+        """Fault cells: correct copies of the counted receivers, all runs."""
+        if not cell.fault:
+            return ""
+        rows = [r for r in self._rows(cell, system) if r["copies"] != ""]
+        if not rows:
+            return "; no copy checked"
+        good = sum(int(r["copies_ok"]) for r in rows)
+        total = sum(int(r["copies"]) for r in rows)
+        return f"; {good}/{total} copies correct" + (" (all)" if good == total else "")
 
     def table(self):
         """The time table, then CPU seconds per GiB delivered."""

@@ -23,8 +23,11 @@ def sha256_file(path):
             h.update(b)
 
 
-def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build_old=None):
-    """`system_name` ending in "@old" runs that system from `build_old`."""
+def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build_old=None,
+            fault=None):
+    """`system_name` ending in "@old" runs that system from `build_old`.
+    `fault` (benchlib/faults.py), if given, kills a process during the run;
+    a receiver it killed is neither waited for, timed nor checked."""
     os.makedirs(work)
     os.makedirs(logs)
     procs = ProcSet(logs)
@@ -35,7 +38,8 @@ def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build
     ctx = Context(lan, procs, work, src, n, build)
     res = {"system": system_name, "n": n, "status": "ok", "seconds": None, "receivers": [],
            "progress": {}, "seed_upload_bytes": None, "seed_cpu_s": None,
-           "receivers_cpu_s": None, "note": ""}
+           "receivers_cpu_s": None, "note": "", "copies_ok": None, "copies": None,
+           "fault_s": None}
     done = {}
     try:
         system.prepare(ctx)
@@ -43,12 +47,16 @@ def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build
         system.launch(ctx)
         deadline = t0 + timeout
         while True:
+            out = fault.excluded() if fault else set()
             for i in range(1, n + 1):
-                if i not in done:
+                if i not in done and i not in out:
                     t = system.done_time(ctx, i)
                     if t is not None:
                         done[i] = t
-            if len(done) == n:
+            if fault:
+                fault.step(system, done, t0)
+                out = fault.excluded()
+            if len(set(done) - out) == n - len(out):
                 break
             why = system.failure(ctx)
             if why:
@@ -59,9 +67,18 @@ def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build
                 res["note"] = f"{len(done)} of {n} receivers done after {timeout:.0f}s"
                 break
             time.sleep(0.02)
-        res["receivers"] = [done[i] - t0 if i in done else None for i in range(1, n + 1)]
+        out = fault.excluded() if fault else set()
+        res["receivers"] = [done[i] - t0 if i in done and i not in out else None
+                            for i in range(1, n + 1)]
         if res["status"] == "ok":
-            res["seconds"] = max(done.values()) - t0
+            res["seconds"] = max(t for i, t in done.items() if i not in out) - t0
+        if fault:
+            res["fault_s"] = fault.fired_at - t0 if fault.fired_at is not None else None
+            why = fault.note or f"the {fault.kind} fault did not fire"
+            res["note"] = f"{why}; {res['note']}" if res["note"] else why
+            if (fault.fired_at is None or fault.missed) and res["status"] == "ok":
+                # The run did not test what its cell says.
+                res["status"], res["seconds"] = "fault-missed", None
         if system.progress:
             res["progress"] = {i: [(t - t0, f) for t, f in system.progress_of(ctx, i)]
                                for i in range(1, n + 1)}
@@ -81,15 +98,19 @@ def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build
         res["seed_cpu_s"] = system.seed.cpu_seconds
     if system.receivers and all(p.cpu_seconds is not None for p in system.receivers):
         res["receivers_cpu_s"] = sum(p.cpu_seconds for p in system.receivers)
-    if res["status"] == "ok":
+    # A fault cell checks the copies of a failed run too: the table says
+    # how many of the counted receivers hold a correct one.
+    if res["status"] == "ok" or fault:
+        counted = [i for i in range(1, n + 1) if not (fault and i in fault.excluded())]
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             sums = list(pool.map(
                 lambda i: sha256_file(ctx.recv_path(i)) if os.path.exists(ctx.recv_path(i)) else "",
-                range(1, n + 1)))
-        bad = [i for i, s in enumerate(sums, 1) if s != src_sha]
-        if bad:
+                counted))
+        bad = [i for i, s in zip(counted, sums) if s != src_sha]
+        res["copies"], res["copies_ok"] = len(counted), len(counted) - len(bad)
+        if bad and res["status"] == "ok":
             res["status"] = "sha256-mismatch"
-            res["note"] = f"receivers {bad} hold a wrong or no copy"
+            res["note"] = f"receivers {bad} hold a wrong or no copy; {res['note']}"
             res["seconds"] = None
     shutil.rmtree(work, ignore_errors=True)
     return res
