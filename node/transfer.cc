@@ -44,6 +44,9 @@ using Kind = TransferError::Kind;
 constexpr auto kTick = std::chrono::milliseconds(500);
 constexpr auto kStatusEvery = std::chrono::seconds(2);
 constexpr auto kPollEvery = std::chrono::seconds(2);
+// How often the listen sockets are matched against the local addresses
+// again (OnTick says why).
+constexpr auto kReopenSocketsEvery = std::chrono::seconds(5);
 constexpr auto kStopGrace = std::chrono::seconds(5);
 
 std::string Hex(const lt::sha1_hash& h) {
@@ -365,12 +368,21 @@ class Transfer {
                                     " (" + std::string(p->file_path()) +
                                     "); verified data stays in " + save_path_.string()});
     } else if (auto* p = lt::alert_cast<lt::listen_succeeded_alert>(a)) {
-      if (p->socket_type == lt::socket_type_t::tcp && o_.hooks.on_listening) {
-        o_.hooks.on_listening(p->port);
+      if (p->socket_type == lt::socket_type_t::tcp) {
+        if (o_.hooks.on_listening) o_.hooks.on_listening(p->port);
+        listening_ = true;
       }
     } else if (auto* p = lt::alert_cast<lt::listen_failed_alert>(a)) {
-      FailWith({Kind::kNetwork, "cannot listen on " + p->address.to_string() + ":" +
-                                    std::to_string(p->port) + ": " + p->error.message()});
+      const std::string what = "cannot listen on " + p->address.to_string() + ":" +
+                               std::to_string(p->port) + ": " + p->error.message();
+      // At the start it is the operator's error (exit 7); later it is an
+      // address that appeared since (OnTick's re-open), and the sockets
+      // that work keep the transfer going.
+      if (!listening_) {
+        FailWith({Kind::kNetwork, what});
+      } else {
+        o_.log.Warning(what);
+      }
     } else if (auto* p = lt::alert_cast<lt::tracker_error_alert>(a)) {
       // "skipping tracker announce (unreachable)": libtorrent would announce
       // from a listen socket that cannot reach the tracker (loopback, a
@@ -661,6 +673,17 @@ class Transfer {
                   FormatSeconds(o_.wire_hold.count() / 1e3) + "; joining the swarm anyway");
       StartWire();
     }
+    if (now >= next_reopen_) {
+      // libtorrent opens one listen socket per local address (the wildcard
+      // expanded) and closes it when the address goes, but 2.0.8 did not
+      // open it again when an interface deleted and made again brought the
+      // address back (docker network disconnect and connect, a NIC
+      // re-created; tests/netns/relink-test): the node stayed unannounced
+      // and unreachable there until it stalled. Re-enumerating keeps the
+      // sockets that still match and opens the missing ones; it is cheap.
+      next_reopen_ = now + kReopenSocketsEvery;
+      ses_->reopen_network_sockets({});
+    }
     const lt::torrent_status st = h_.status();
     Record(st);
     if (o_.hooks.on_tick) o_.hooks.on_tick(st.total_payload_download);
@@ -717,6 +740,8 @@ class Transfer {
   Phase phase_ = Phase::kChecking;
   Clock::time_point start_ = Clock::now();
   Clock::time_point next_line_{}, next_status_{}, next_poll_{}, stop_deadline_{};
+  Clock::time_point next_reopen_ = Clock::now() + kReopenSocketsEvery;
+  bool listening_ = false;  // a TCP listen socket was opened once
   std::optional<Clock::time_point> linger_deadline_;
   bool resumed_ = false;                        // resume data gave verified pieces (see Salvage)
   std::vector<std::string> deferred_trackers_;  // see StartWire
