@@ -58,6 +58,10 @@ class Lan:
     def ip(self, i):
         return f"{SUBNET}.{i + 1}"
 
+    def mac(self, i):
+        # Fixed, locally administered: the static neighbour entries need it.
+        return f"02:77:00:00:{(i >> 8) & 0xff:02x}:{i & 0xff:02x}"
+
     def rate_of(self, i):
         return self.host_rates.get(i, self.rate_bps)
 
@@ -87,7 +91,7 @@ class Lan:
             h = self.ns(i)
             self._add_ns(h)
             _run(["ip", "-n", br, "link", "add", f"p{i}", "type", "veth", "peer", "name", "eth0",
-                  "netns", h])
+                  "address", self.mac(i), "netns", h])
             _run(["ip", "-n", br, "link", "set", f"p{i}", "master", "br0", "up"])
             _run(["ip", "-n", h, "addr", "add", f"{self.ip(i)}/24", "dev", "eth0"])
             _run(["ip", "-n", h, "link", "set", "eth0", "up"])
@@ -95,7 +99,29 @@ class Lan:
             _run(["ip", "-n", h, "route", "add", "224.0.0.0/4", "dev", "eth0"])
             self._shape(h, "eth0", self.rate_of(i))
             self._shape(br, f"p{i}", self.rate_of(i))
+        self._static_neighbours()
         return self
+
+    def _static_neighbours(self):
+        """Every host knows every other's MAC up front (permanent entries).
+
+        The kernel's ARP table is one for all namespaces, and its dynamic
+        entries stop at net.ipv4.neigh.default.gc_thresh3 (1024 by default)
+        across all of them: N+1 hosts that all talk to each other need
+        N(N+1) entries, so from about N = 32 new ones failed ("neighbor
+        table overflow" in dmesg), ARP for a new peer never went out, and
+        connections hung in SYN-SENT for a minute and more, whatever the
+        system under test. Permanent entries are exempt from that limit,
+        and this changes nothing outside the namespaces."""
+        for i in range(self.hosts):
+            lines = "".join(
+                f"neigh replace {self.ip(j)} lladdr {self.mac(j)} dev eth0 nud permanent\n"
+                for j in range(self.hosts) if j != i)
+            r = subprocess.run(["ip", "-n", self.ns(i), "-batch", "-"], input=lines,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=30)
+            if r.returncode != 0:
+                raise RuntimeError(f"static neighbours in {self.ns(i)}: {r.stderr.strip()}")
 
     def down(self):
         for name in reversed(self.created):
