@@ -36,11 +36,15 @@ Child::Child(std::vector<std::string> argv, const fs::path& log_prefix,
   std::vector<char*> envp;
   for (auto& e : envs) envp.push_back(e.data());
   envp.push_back(nullptr);
+  // The logs are emptied here, before the fork, not in the child: a test
+  // that runs a second process under the same name would otherwise read
+  // the first one's lines (its "published", its port) until the child got
+  // round to truncating them.
+  const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  const int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   pid_ = ::fork();
   if (pid_ == 0) {
     ::setpgid(0, 0);
-    const int out = ::open(out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open(err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     const int in = ::open("/dev/null", O_RDONLY);
     ::dup2(in, 0);
     ::dup2(out, 1);
@@ -48,6 +52,8 @@ Child::Child(std::vector<std::string> argv, const fs::path& log_prefix,
     ::execve(args[0], args.data(), envp.data());
     ::_exit(127);
   }
+  ::close(out);
+  ::close(err);
 }
 
 Child::~Child() {
