@@ -380,6 +380,16 @@ def seed_help(build):
     return r.stdout
 
 
+def get_forward_supported(build):
+    """Whether `swarmcast get --help` of that build offers --forward."""
+    try:
+        r = subprocess.run([os.path.join(build, "node", "swarmcast"), "get", "--help"],
+                           stdout=subprocess.PIPE, text=True, timeout=10)
+    except OSError:
+        return False
+    return "--forward" in r.stdout
+
+
 def swarmcast_push_supported(build):
     """Whether `swarmcast seed --help` offers a push switch that does something."""
     text = seed_help(build)
