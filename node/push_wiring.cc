@@ -203,8 +203,10 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
     state.download = std::move(*d);
   };
   t.hooks.on_piece_verified = [&state](std::uint32_t piece) {
-    const bool from_seed = state.download && state.download->OnPieceVerified(piece);
-    if (state.group) state.group->OnPieceVerified(piece, from_seed);
+    const push::PushDownload::VerifiedCopy copy = state.download
+                                                      ? state.download->OnPieceVerified(piece)
+                                                      : push::PushDownload::VerifiedCopy{};
+    if (state.group) state.group->OnPieceVerified(piece, copy.forward);
   };
   t.hooks.on_hash_failed = [&state](std::uint32_t piece) {
     if (state.download) state.download->OnHashFailed(piece);

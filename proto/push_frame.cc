@@ -245,7 +245,7 @@ std::error_code CheckPieceRange(const Geometry& g, std::uint32_t piece, std::uin
 }
 
 bool operator==(const Piece& a, const Piece& b) {
-  return a.piece == b.piece && a.offset == b.offset &&
+  return a.piece == b.piece && a.offset == b.offset && a.forward == b.forward &&
          std::equal(a.payload.begin(), a.payload.end(), b.payload.begin(), b.payload.end());
 }
 
@@ -327,7 +327,7 @@ EncodeResult EncodePieceHeader(const PieceHeader& h, std::span<std::uint8_t> out
   }
   FrameWriter w(out.data());
   // length <= 2^31, so the frame length fits in 32 bits.
-  w.Prefix(kPieceHeaderLength + h.length, FrameType::kPiece);
+  w.Prefix(kPieceHeaderLength + h.length, h.forward ? FrameType::kPiece : FrameType::kDirect);
   w.U32(h.piece);
   w.U32(h.offset);
   w.U32(h.length);
@@ -517,6 +517,7 @@ std::error_code PushFrameDecoder::CheckFrame(const std::uint8_t* p, std::size_t 
       if (have < kHaveFrameSize) return {};
       return CheckPieceIndex(*geometry_, Load32(p + kBodyAt));
     case FrameType::kPiece:
+    case FrameType::kDirect:
       return CheckPiece(p, have, len);
     case FrameType::kBye:
       return CheckBye(p, have, len);
@@ -627,8 +628,10 @@ Message PushFrameDecoder::Build(const std::uint8_t* p, std::uint32_t len) {
     case FrameType::kHave:
       return Have{Load32(body)};
     case FrameType::kPiece:
+    case FrameType::kDirect:
       return Piece{Load32(body), Load32(body + 4),
-                   std::span<const std::uint8_t>(body + 12, len - kPieceHeaderLength)};
+                   std::span<const std::uint8_t>(body + 12, len - kPieceHeaderLength),
+                   static_cast<FrameType>(p[kTypeAt]) == FrameType::kPiece};
     case FrameType::kBye:
       bye_seen_ = true;
       return Bye{Load16(body),

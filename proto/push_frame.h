@@ -1,10 +1,11 @@
 // The push channel: length-prefixed, versioned frames between a seed's push
 // sender and a LAN peer's receiver (docs/protocol.md has the byte layout).
-// Six messages: HELLO (subscribe, with the sender's bitfield and, in a
+// Seven messages: HELLO (subscribe, with the sender's bitfield and, in a
 // private swarm, its token), HAVE (one more piece), PIECE (one chunk: a
-// byte range of one piece, payload after an 18-byte header), BYE (reason
-// code and text), LISTEN (a subscriber forwards pushes on this port) and
-// PEERS (the seed's list of the group's forwarders).
+// byte range of one piece, payload after an 18-byte header), DIRECT (a
+// PIECE the subscriber keeps and does not forward), BYE (reason code and
+// text), LISTEN (a subscriber forwards pushes on this port) and PEERS (the
+// seed's list of the group's forwarders).
 //
 // Encoders write into a caller's buffer and check their own inputs. The
 // decoder is incremental: Feed() bytes split anywhere, Next() returns
@@ -32,8 +33,8 @@ namespace swarmcast::proto {
 
 // 2: HELLO carries a token; pieces travel in chunks of at most
 // kMaxChunkLength. 3: LISTEN and PEERS, for forwarding between
-// subscribers (docs/protocol.md, "Versions").
-inline constexpr std::uint8_t kPushProtocolVersion = 3;
+// subscribers. 4: DIRECT (docs/protocol.md, "Versions").
+inline constexpr std::uint8_t kPushProtocolVersion = 4;
 // length:u32, version:u8, type:u8. The length counts the bytes after itself.
 inline constexpr std::size_t kFramePrefixSize = 6;
 inline constexpr std::size_t kHaveFrameSize = kFramePrefixSize + 4;
@@ -65,6 +66,10 @@ enum class FrameType : std::uint8_t {
   kBye = 4,
   kListen = 5,
   kPeers = 6,
+  // A PIECE frame, byte for byte, that a forwarding subscriber keeps: the
+  // seed sent the piece to every subscriber lacking it (a fan-out batch),
+  // so forwarding it too would only send duplicates.
+  kDirect = 7,
 };
 
 enum class HashKind : std::uint8_t {
@@ -175,6 +180,7 @@ struct PieceHeader {
   std::uint32_t piece = 0;
   std::uint32_t offset = 0;  // within the piece
   std::uint32_t length = 0;
+  bool forward = true;  // false: a DIRECT frame
 
   friend bool operator==(const PieceHeader&, const PieceHeader&) = default;
 };
@@ -185,8 +191,12 @@ struct Piece {
   // Decoded: points into the decoder's buffer, valid until the decoder's
   // next non-const call. Encoding: the bytes to send.
   std::span<const std::uint8_t> payload;
+  // PIECE: a forwarding subscriber forwards it; DIRECT: it keeps it.
+  bool forward = true;
 
-  PieceHeader header() const { return {piece, offset, static_cast<std::uint32_t>(payload.size())}; }
+  PieceHeader header() const {
+    return {piece, offset, static_cast<std::uint32_t>(payload.size()), forward};
+  }
   // Compares payload contents, not addresses.
   friend bool operator==(const Piece& a, const Piece& b);
 };

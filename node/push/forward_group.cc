@@ -61,7 +61,7 @@ void ForwardGroup::OnPeers(const std::vector<std::string>& endpoints) {
   }
 }
 
-void ForwardGroup::OnPieceVerified(std::uint32_t piece, bool from_seed) {
+void ForwardGroup::OnPieceVerified(std::uint32_t piece, bool to_forward) {
   if (piece >= verified_.size()) return;
   if (!verified_[piece]) {
     verified_[piece] = true;
@@ -71,7 +71,7 @@ void ForwardGroup::OnPieceVerified(std::uint32_t piece, bool from_seed) {
   for (auto& [endpoint, d] : peers_) {
     if (d) d->OnPieceVerified(piece);
   }
-  if (from_seed && !stopped_) {
+  if (to_forward && !stopped_) {
     if (!forwarder_ && !forwarder_failed_) StartForwarder(piece);
     if (forwarder_) forwarder_->SourceHas(piece);
   }

@@ -6,7 +6,9 @@
 //   is verified, a PushSender in forwarder mode starts on the download's
 //   own files (bound to `bind_address`, any port), `on_listening` tells the
 //   seed its port (LISTEN), and every further piece that came from the
-//   seed's channel and verified becomes available to it (SourceHas). It
+//   seed's channel as PIECE frames and verified becomes available to it
+//   (SourceHas); pieces the seed sent as DIRECT (to every subscriber
+//   lacking them, at once) are kept, not forwarded. It
 //   sends from the file's page cache through the fan-out backend, after
 //   libtorrent wrote and verified the piece: the bytes it forwards are ones
 //   that passed the hash check, and the receive buffer is long gone by
@@ -86,8 +88,10 @@ class ForwardGroup {
   bool Claim(std::uint32_t piece);
   // The seed's current PEERS list.
   void OnPeers(const std::vector<std::string>& endpoints);
-  // `piece` verified; `from_seed`: the seed channel's copy was the one.
-  void OnPieceVerified(std::uint32_t piece, bool from_seed);
+  // `piece` verified; `to_forward`: the seed channel's copy was the one,
+  // and it came as PIECE frames, which ask for it to be forwarded (a
+  // DIRECT copy reached the rest of the group from the seed already).
+  void OnPieceVerified(std::uint32_t piece, bool to_forward);
   void OnHashFailed(std::uint32_t piece);
   // Every progress tick. Each forwarder channel is charged, against its
   // rate limit, what came by every other path (the wire, the seed's

@@ -49,8 +49,9 @@ PieceAssembler::AddResult PieceAssembler::Add(const proto::Piece& chunk, Clock::
   }
   p.received += length;
   p.last = now;
+  p.forward = p.forward && chunk.forward;
   if (p.received < p.needed) return std::optional<WholePiece>();
-  WholePiece whole{chunk.piece, std::move(p.data)};
+  WholePiece whole{chunk.piece, std::move(p.data), p.forward};
   partial_.erase(it);
   return std::optional<WholePiece>(std::move(whole));
 }

@@ -35,6 +35,8 @@ class PieceAssembler {
   struct WholePiece {
     std::uint32_t piece = 0;
     std::vector<char> data;  // PieceSize bytes
+    // Every chunk came as PIECE, none as DIRECT: a forwarder forwards it.
+    bool forward = true;
   };
   // A whole piece when this chunk completed one, else nothing; or the
   // ChunkErrc that refuses the chunk (nothing is kept of it).
@@ -66,6 +68,7 @@ class PieceAssembler {
     std::uint32_t received = 0;
     std::uint32_t needed = 0;  // DataBytes of the piece
     Clock::time_point last{};
+    bool forward = true;
   };
 
   std::shared_ptr<const proto::ContentLayout> layout_;

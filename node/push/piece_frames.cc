@@ -8,7 +8,8 @@ FanoutJob PieceFrames::job(std::size_t i) const {
 }
 
 Result<std::shared_ptr<const PieceFrames>, std::string> PieceFrames::Make(ContentFiles& files,
-                                                                          std::uint32_t piece) {
+                                                                          std::uint32_t piece,
+                                                                          bool forward) {
   auto out = std::make_shared<PieceFrames>();
   out->piece = piece;
   const proto::Geometry& g = files.layout().geometry();
@@ -19,7 +20,8 @@ Result<std::shared_ptr<const PieceFrames>, std::string> PieceFrames::Make(Conten
     f.file = std::move(*fd);
     f.file_offset = c.file_offset;
     f.length = c.length;
-    if (auto ec = proto::EncodePieceHeader({piece, c.piece_offset, c.length}, f.header, &g);
+    if (auto ec =
+            proto::EncodePieceHeader({piece, c.piece_offset, c.length, forward}, f.header, &g);
         !ec.ok()) {
       return Unexpected("piece " + std::to_string(piece) + ": " + ec.error().message());
     }

@@ -33,8 +33,10 @@ struct PieceFrames {
   FanoutJob job(std::size_t frame) const;
 
   // The frames of `piece`, with its files open; or why a file cannot be.
+  // `forward`: PIECE frames, else DIRECT (proto/push_frame.h).
   static Result<std::shared_ptr<const PieceFrames>, std::string> Make(ContentFiles& files,
-                                                                      std::uint32_t piece);
+                                                                      std::uint32_t piece,
+                                                                      bool forward);
 };
 
 }  // namespace swarmcast::push

@@ -34,9 +34,9 @@ Result<std::unique_ptr<PushDownload>, std::string> PushDownload::Start(
   };
   auto receiver = PushReceiver::Start(
       std::move(options), std::move(identity), have,
-      [post, alive, self](std::uint32_t piece, std::vector<char> data) {
-        post([alive, self, piece, data = std::move(data)]() mutable {
-          if (*alive) self->OnPiece(piece, std::move(data));
+      [post, alive, self](std::uint32_t piece, std::vector<char> data, bool forward) {
+        post([alive, self, piece, forward, data = std::move(data)]() mutable {
+          if (*alive) self->OnPiece(piece, std::move(data), forward);
         });
       },
       [post, alive, self](const std::string& why) {
@@ -59,7 +59,7 @@ void PushDownload::Settle() {
   settled();
 }
 
-void PushDownload::OnPiece(std::uint32_t piece, std::vector<char> data) {
+void PushDownload::OnPiece(std::uint32_t piece, std::vector<char> data, bool forward) {
   if (!receiver_) return;
   if (verified_[piece] || pushed_.contains(piece)) {
     // Verified meanwhile by another path, or a copy is with libtorrent
@@ -72,7 +72,7 @@ void PushDownload::OnPiece(std::uint32_t piece, std::vector<char> data) {
     receiver_->Release(data.size());
     return;
   }
-  pushed_[piece] = HandedOver{data.size(), Clock::now()};
+  pushed_[piece] = HandedOver{data.size(), Clock::now(), forward};
   ++pieces_pushed_;
   hooks_.add_piece(piece, std::move(data));
 }
@@ -84,13 +84,14 @@ void PushDownload::Release(std::uint32_t piece) {
   pushed_.erase(it);
 }
 
-bool PushDownload::OnPieceVerified(std::uint32_t piece) {
-  if (piece >= verified_.size()) return false;
+PushDownload::VerifiedCopy PushDownload::OnPieceVerified(std::uint32_t piece) {
+  if (piece >= verified_.size()) return {};
   verified_[piece] = true;
-  const bool ours = pushed_.contains(piece);
+  VerifiedCopy copy;
+  if (auto it = pushed_.find(piece); it != pushed_.end()) copy = {true, it->second.forward};
   Release(piece);
   if (receiver_) receiver_->NotifyHave(piece);
-  return ours;
+  return copy;
 }
 
 void PushDownload::SendListen(std::uint16_t port) {

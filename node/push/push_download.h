@@ -64,9 +64,11 @@ class PushDownload {
                                                                   Hooks hooks);
   ~PushDownload();
 
-  // Returns whether this channel's copy of `piece` was the one handed to
-  // libtorrent (so it came by this channel).
-  bool OnPieceVerified(std::uint32_t piece);
+  struct VerifiedCopy {
+    bool ours = false;     // this channel's copy was the one handed to libtorrent
+    bool forward = false;  // ours, and it came as PIECE frames (not DIRECT)
+  };
+  VerifiedCopy OnPieceVerified(std::uint32_t piece);
   void OnHashFailed(std::uint32_t piece);
   // Every progress tick: the payload bytes that came over the BitTorrent
   // wire so far (they count against the receiver's rate limit), and the
@@ -93,10 +95,11 @@ class PushDownload {
   struct HandedOver {
     std::uint64_t bytes = 0;
     Clock::time_point at;
+    bool forward = false;
   };
 
   explicit PushDownload(Hooks hooks);
-  void OnPiece(std::uint32_t piece, std::vector<char> data);
+  void OnPiece(std::uint32_t piece, std::vector<char> data, bool forward);
   void Release(std::uint32_t piece);
   void Settle();
 

@@ -198,8 +198,10 @@ bool PushReceiver::OnMessage(proto::Message& m, std::string* why) {
     case ChunkOutcome::kTaken:
       return true;
     case ChunkOutcome::kNoRoom:
-      held_ =
-          HeldChunk{chunk->piece, chunk->offset, {chunk->payload.begin(), chunk->payload.end()}};
+      held_ = HeldChunk{chunk->piece,
+                        chunk->offset,
+                        {chunk->payload.begin(), chunk->payload.end()},
+                        chunk->forward};
       return true;
     case ChunkOutcome::kRefused:
       break;
@@ -230,14 +232,14 @@ PushReceiver::ChunkOutcome PushReceiver::OnChunk(const proto::Piece& chunk, std:
   }
   if (*added) {
     ++pieces_;
-    on_piece_((*added)->piece, std::move((*added)->data));
+    on_piece_((*added)->piece, std::move((*added)->data), (*added)->forward);
   }
   return ChunkOutcome::kTaken;
 }
 
 bool PushReceiver::Drain(std::string* why) {
   if (held_) {
-    const proto::Piece chunk{held_->piece, held_->offset, held_->payload};
+    const proto::Piece chunk{held_->piece, held_->offset, held_->payload, held_->forward};
     const ChunkOutcome outcome = OnChunk(chunk, why);
     if (outcome == ChunkOutcome::kNoRoom) return true;
     held_.reset();

@@ -100,7 +100,9 @@ struct PushReceiverStats {
 class PushReceiver {
  public:
   // `data` holds PieceSize bytes; its size is what Release() gives back.
-  using OnPiece = std::function<void(std::uint32_t piece, std::vector<char> data)>;
+  // `forward`: the seed sent the piece as PIECE frames, not DIRECT
+  // (proto/push_frame.h), so a forwarding node forwards it.
+  using OnPiece = std::function<void(std::uint32_t piece, std::vector<char> data, bool forward)>;
   using OnEnd = std::function<void(const std::string& reason)>;
 
   // Connects and starts the receive thread; fails if the connection
@@ -132,6 +134,7 @@ class PushReceiver {
     std::uint32_t piece = 0;
     std::uint32_t offset = 0;
     std::vector<std::uint8_t> payload;
+    bool forward = true;
   };
   enum class ChunkOutcome { kTaken, kNoRoom, kRefused };
 

@@ -177,7 +177,7 @@ std::optional<PushBatch> PushScheduler::CoverNextPiece(std::span<const Subscribe
       if (other != best_id && !Holds(o, p)) ++best->backlog;
     }
     cursor_ = (p + 1) % piece_count_;
-    return PushBatch{p, {best_id}};
+    return PushBatch{p, {best_id}, /*forward=*/true};
   }
   return std::nullopt;
 }
@@ -210,6 +210,12 @@ std::optional<PushBatch> PushScheduler::FanOutNextPiece(std::span<const Subscrib
     SetInFlight(it->second, *chosen, true);
     batch.targets.push_back(id);
   }
+  // Kept where it lands (DIRECT): a fan-out batch goes to every ready
+  // subscriber lacking the piece, and each of them forwarding it too would
+  // send it again to the same few that still lack it. (Measured: with
+  // batches of one sent as PIECE, 10 to 26% of what a receiver downloaded
+  // at N = 16 were duplicates, against 3 to 10% this way.)
+  batch.forward = false;
   cursor_ = (*chosen + 1) % piece_count_;
   return batch;
 }

@@ -35,6 +35,11 @@ using SubscriberId = std::uint32_t;
 struct PushBatch {
   PieceIndex piece = 0;
   std::vector<SubscriberId> targets;  // never empty
+  // Sent as PIECE (a forwarding target forwards it to its group): the
+  // cover pass's one copy of the piece. Otherwise DIRECT (kept): a fan-out
+  // batch, which goes to every ready subscriber lacking the piece, and a
+  // forwarder's pushes.
+  bool forward = false;
 };
 
 struct PushSchedulerOptions {

@@ -503,7 +503,7 @@ void PushSender::Loop::ScheduleRound() {
     auto batch = scheduler_.NextBatch(ready);
     if (!batch) return;
     for (SubscriberId id : batch->targets) std::erase(ready, id);
-    auto frames = PieceFrames::Make(*files_, batch->piece);
+    auto frames = PieceFrames::Make(*files_, batch->piece, batch->forward);
     if (!frames) {
       log_.Error("push: cannot read piece " + std::to_string(batch->piece) + ": " + frames.error());
       for (SubscriberId id : batch->targets) {

@@ -264,6 +264,7 @@ TEST(PushFrameRoundTrip, EveryMessage) {
   ExpectRoundTrip(Piece{3, 16383, std::span(payload).first(1)});
   ExpectRoundTrip(Piece{9, 0, std::span(payload).first(kLastPieceSize)});
   ExpectRoundTrip(Piece{9, kLastPieceSize - 1, std::span(payload).first(1)});
+  ExpectRoundTrip(Piece{3, 16, std::span(payload).first(100), /*forward=*/false});
 
   ExpectRoundTrip(Bye{});
   ExpectRoundTrip(Bye{static_cast<std::uint16_t>(ByeReason::kTooSlow), "x"});
@@ -283,6 +284,28 @@ TEST(PushFrameRoundTrip, PieceHeaderThenPayloadIsAPieceFrame) {
   header.insert(header.end(), payload.begin(), payload.end());
   EXPECT_EQ(header, Encode(Piece{9, 2536, payload}, &kGeo));
   EXPECT_EQ((Piece{9, 2536, payload}.header()), (PieceHeader{9, 2536, 8}));
+}
+
+// DIRECT is a PIECE frame with another type byte, and decodes as a Piece
+// that is not to be forwarded.
+TEST(PushFrameRoundTrip, DirectDiffersFromPieceOnlyInItsTypeByte) {
+  const Bytes payload = FromString("pushdata");
+  Bytes piece = Encode(Piece{9, 2536, payload}, &kGeo);
+  const Bytes direct = Encode(Piece{9, 2536, payload, /*forward=*/false}, &kGeo);
+  ASSERT_EQ(piece.size(), direct.size());
+  EXPECT_EQ(piece[5], static_cast<std::uint8_t>(FrameType::kPiece));
+  EXPECT_EQ(direct[5], static_cast<std::uint8_t>(FrameType::kDirect));
+  piece[5] = direct[5];
+  EXPECT_EQ(piece, direct);
+  PushFrameDecoder d({}, kGeo);
+  d.Feed(direct);
+  auto next = d.Next();
+  ASSERT_TRUE(std::holds_alternative<Message>(next));
+  const auto* m = std::get_if<Piece>(&std::get<Message>(next));
+  ASSERT_NE(m, nullptr);
+  EXPECT_FALSE(m->forward);
+  EXPECT_EQ(m->piece, 9u);
+  EXPECT_EQ(m->offset, 2536u);
 }
 
 // ---- Encoder checks --------------------------------------------------------
@@ -427,12 +450,12 @@ TEST(PushFrameDecode, FrameLengthBoundaries) {
 }
 
 TEST(PushFrameDecode, VersionAndTypeCheckedAtSixBytes) {
-  for (std::uint8_t version : {0, 1, 2, 4, 255}) {
+  for (std::uint8_t version : {0, 1, 2, 3, 5, 255}) {
     const Bytes f = Frame(2, Raw{}.U32(1).b, version);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 6))), PushFrameErrc::kBadVersion);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 5))), std::error_code{});
   }
-  for (std::uint8_t type : {0, 7, 255}) {
+  for (std::uint8_t type : {0, 8, 255}) {
     const Bytes f = Frame(type, Raw{}.U32(1).b);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 6))), PushFrameErrc::kUnknownType) << int{type};
     EXPECT_EQ(DecodeError(f), PushFrameErrc::kUnknownType);
@@ -774,7 +797,7 @@ TEST(PushFrameDecode, SeveralFramesInOneFeed) {
 TEST(PushFrameDecode, ErrorOffsetNamesTheBadFrame) {
   const Bytes good = Encode(Have{1});
   PushFrameDecoder d({}, kGeo);
-  d.Feed(Raw{}.Append(good).Append(good).Append(Frame(7, {})).b);
+  d.Feed(Raw{}.Append(good).Append(good).Append(Frame(9, {})).b);
   while (std::holds_alternative<Message>(d.Next())) {
   }
   EXPECT_EQ(d.error(), PushFrameErrc::kUnknownType);

@@ -39,6 +39,7 @@ struct Sink {
   std::mutex mu;
   std::condition_variable cv;
   std::multiset<std::uint32_t> pieces;
+  std::multiset<std::uint32_t> to_forward;  // came as PIECE, not DIRECT
   std::vector<std::string> data_of;
   bool ended = false;
   std::string end_reason;
@@ -135,8 +136,9 @@ class PushChannelTest : public ::testing::Test {
     const std::uint32_t piece_length = identity.geometry().piece_length;
     auto r = PushReceiver::Start(
         o, identity, have,
-        [this, &sink, piece_length](std::uint32_t piece, std::vector<char> data) {
+        [this, &sink, piece_length](std::uint32_t piece, std::vector<char> data, bool forward) {
           std::lock_guard lock(sink.mu);
+          if (forward) sink.to_forward.insert(piece);
           const auto want = content_.substr(std::size_t{piece} * piece_length, data.size());
           if (std::string(data.begin(), data.end()) != want) sink.corrupt = true;
           sink.pieces.insert(piece);

@@ -51,6 +51,18 @@ TEST_P(PushChannelBackendTest, FourReceiversGetEveryPieceOnceAndIntact) {
     EXPECT_EQ(sink.pieces.size(), 41u) << "a piece arrived twice";
     EXPECT_EQ(std::set<std::uint32_t>(sink.pieces.begin(), sink.pieces.end()).size(), 41u);
   }
+  // The first copy of each piece (the cover pass's) came as PIECE, to be
+  // forwarded; the last (a batch that left no one lacking the piece) as
+  // DIRECT, to be kept.
+  std::multiset<std::uint32_t> to_forward;
+  for (auto& sink : sinks) {
+    std::lock_guard lock(sink.mu);
+    to_forward.insert(sink.to_forward.begin(), sink.to_forward.end());
+  }
+  for (std::uint32_t p = 0; p < 41; ++p) {
+    EXPECT_GE(to_forward.count(p), 1u) << "piece " << p;
+    EXPECT_LE(to_forward.count(p), 3u) << "piece " << p;
+  }
   // A receiver can hold a piece a moment before the sender has counted it.
   WaitUntil(20s, [&] { return sender->stats().pieces_sent >= 4u * 41; });
   const auto st = sender->stats();
@@ -248,7 +260,7 @@ TEST_F(PushChannelTest, ConnectingFromAnAddressThatIsNotLocalFails) {
   o.source_address = "192.0.2.1";  // TEST-NET-1: never configured here
   Sink sink;
   auto r = PushReceiver::Start(
-      o, Identity(), std::vector<bool>(41, false), [](std::uint32_t, std::vector<char>) {},
+      o, Identity(), std::vector<bool>(41, false), [](std::uint32_t, std::vector<char>, bool) {},
       [](const std::string&) {});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().find("bind 192.0.2.1"), std::string::npos) << r.error();

@@ -35,6 +35,7 @@ TEST(PushScheduler, FirstPassSendsEachPieceOnceInDiskOrder) {
   while (s.uncovered_pieces() > 0) {
     for (const auto& b : Round(s, {1, 2, 3})) {
       ASSERT_EQ(b.targets.size(), 1u) << "a piece went out twice in the first pass";
+      EXPECT_TRUE(b.forward) << "the cover pass's copy is to be forwarded";
       order.push_back(b.piece);
       receivers.insert(b.targets[0]);
     }
@@ -59,6 +60,7 @@ TEST(PushScheduler, AfterFirstPassNextPieceInScanOrderFansOutToAllWhoLackIt) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->piece, 1u);
   EXPECT_THAT(b->targets, UnorderedElementsAre(2, 3));
+  EXPECT_FALSE(b->forward) << "it reaches everyone lacking p1: DIRECT";
   EXPECT_EQ(s.copies(1), 4u);  // in flight counts
   // Next in scan order: p2, to the ready ones that lack it: 4 only (3 is
   // busy).
@@ -66,6 +68,7 @@ TEST(PushScheduler, AfterFirstPassNextPieceInScanOrderFansOutToAllWhoLackIt) {
   ASSERT_TRUE(b);
   EXPECT_EQ(b->piece, 2u);
   EXPECT_THAT(b->targets, ElementsAre(4));
+  EXPECT_FALSE(b->forward) << "a fan-out batch, however small, is DIRECT";
   EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{1, 4}));
 }
 
@@ -183,6 +186,8 @@ TEST(PushSchedulerForwarder, PushesOnlyHeldPiecesToAllWhoLackThem) {
   EXPECT_FALSE(s.source_has(4));
   auto batches = Round(s, {1, 2});
   ASSERT_EQ(batches.size(), 2u);
+  // A forwarder's pushes are kept where they land.
+  for (const PushBatch& b : batches) EXPECT_FALSE(b.forward);
   EXPECT_EQ(batches[0].piece, 3u);
   EXPECT_THAT(batches[0].targets, ElementsAre(1));
   EXPECT_EQ(batches[1].piece, 5u);

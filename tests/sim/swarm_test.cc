@@ -115,8 +115,14 @@ TEST(SwarmTest, ForwardersCarryEverythingButTheSeedsOneCopy) {
 TEST(SwarmTest, ASlowForwarderIsGivenLittleAndHoldsNobodyBack) {
   // The seed assigns its cover pass by forwarding backlog: a subscriber on a
   // tenth of the link forwards slowly, so it is given few pieces, and the
-  // other seven do not wait on it (1.22x here, as without forwarding: the
-  // last pieces it was given reach the others late).
+  // other seven do not wait on it for long. The last pieces it was given
+  // reach the others late: 1.22x here while the seed's fan-out batches
+  // were forwarded again, 1.48x since they are DIRECT (kept), as the rest
+  // of them then comes from the seed alone. (The bench measured the
+  // opposite for the real thing, one run each, 64 MiB at 100 Mbit/s, one
+  // receiver of 8 at 10 Mbit/s: the other seven at 1.24x with DIRECT
+  // against 1.31x forwarding batches of one; the simulator's BitTorrent
+  // wire between forwarders is closed entirely.)
   SimConfig c = Small(8);
   c.forward = true;
   c.slow_fraction = 0.125;
@@ -124,7 +130,8 @@ TEST(SwarmTest, ASlowForwarderIsGivenLittleAndHoldsNobodyBack) {
   ASSERT_EQ(r.unfinished, 0u);
   std::vector<double> done = r.done;
   std::sort(done.begin(), done.end());
-  EXPECT_LE(done[6], r.startup + 1.3 * Limit(c));
+  EXPECT_LE(done[6], r.startup + 1.6 * Limit(c))
+      << "the seventh at " << (done[6] - r.startup) / Limit(c) << "x";
   EXPECT_GE(done[7], r.startup + 10 * Limit(c));
 }
 

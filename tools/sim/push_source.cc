@@ -69,14 +69,14 @@ bool PushSource::CheckWritten(std::uint32_t node) {
   return true;
 }
 
-void PushSource::Write(std::uint32_t node, std::uint32_t piece) {
+void PushSource::Write(std::uint32_t node, std::uint32_t piece, bool forward) {
   Connection& c = conns_[node];
   const double bytes = PushFrameBytes(s_.PieceBytes(piece), s_.config.chunk_size);
   if (c.frames.empty()) {
     c.head_left = bytes;
     ++busy_;
   }
-  c.frames.push_back({piece, bytes});
+  c.frames.push_back({piece, bytes, forward});
   c.queued += bytes;
   c.last_written = false;
   CheckWritten(node);  // a frame that fits the buffer is written at once
@@ -113,7 +113,7 @@ void PushSource::OnFlowDone(const FinishedFlow& flow) {
     (origin_ == kSeed ? s_.bytes.push : s_.bytes.push_forwarded) +=
         static_cast<double>(s_.PieceBytes(done.piece));
     s_.bytes.framing += done.bytes - static_cast<double>(s_.PieceBytes(done.piece));
-    deliver_(origin_, node, done.piece);
+    deliver_(origin_, node, done.piece, done.forward);
   }
   CheckWritten(node);
   Schedule();
@@ -148,7 +148,7 @@ void PushSource::Schedule() {
     batch_targets_ += batch->targets.size();
     for (push::SubscriberId id : batch->targets) {
       std::erase(ready_, id);
-      Write(id, batch->piece);  // may make it ready again at once
+      Write(id, batch->piece, batch->forward);  // may make it ready again at once
       StartFlow(id);
     }
   }

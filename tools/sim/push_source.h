@@ -38,10 +38,11 @@ namespace swarmcast::sim {
 
 class PushSource {
  public:
-  // `deliver(origin, node, piece)` is called when a pushed piece has
-  // arrived. `origin`: kSeed, or the receiver that forwards.
-  using Deliver =
-      std::function<void(std::uint32_t origin, std::uint32_t node, std::uint32_t piece)>;
+  // `deliver(origin, node, piece, forward)` is called when a pushed piece
+  // has arrived. `origin`: kSeed, or the receiver that forwards;
+  // `forward`: it came as PIECE, not DIRECT (PushBatch::forward).
+  using Deliver = std::function<void(std::uint32_t origin, std::uint32_t node, std::uint32_t piece,
+                                     bool forward)>;
   PushSource(SwarmState& state, std::uint32_t origin, Deliver deliver);
 
   std::uint32_t origin() const { return origin_; }
@@ -70,6 +71,7 @@ class PushSource {
   struct Frame {
     std::uint32_t piece;
     double bytes;
+    bool forward;
   };
   // One subscriber's connection: frames written and not yet delivered,
   // the first one partly delivered.
@@ -83,7 +85,7 @@ class PushSource {
     double flow_bytes = 0;
   };
 
-  void Write(std::uint32_t node, std::uint32_t piece);
+  void Write(std::uint32_t node, std::uint32_t piece, bool forward);
   // Marks the last frame written if it fits the buffer now; true if so.
   bool CheckWritten(std::uint32_t node);
   void StartFlow(std::uint32_t node);

@@ -71,8 +71,8 @@ Swarm::Swarm(const SimConfig& config)
       bt_(s_) {
   for (std::uint32_t v = 0; v < s_.nodes.size(); ++v) s_.nodes[v].slow = slow_[v];
   if (config_.push) {
-    push_.emplace(s_, kSeed, [this](std::uint32_t, std::uint32_t v, std::uint32_t p) {
-      Deliver(v, p, Path::kSeedPush);
+    push_.emplace(s_, kSeed, [this](std::uint32_t, std::uint32_t v, std::uint32_t p, bool forward) {
+      Deliver(v, p, forward ? Path::kSeedPush : Path::kSeedDirect);
     });
   }
   if (config_.push && config_.forward) forwarder_of_.resize(s_.nodes.size());
@@ -95,9 +95,10 @@ void Swarm::Join(std::uint32_t node) {
 
 void Swarm::StartForwarder(std::uint32_t node) {
   auto& f = forwarder_of_[node];
-  f = std::make_unique<PushSource>(
-      s_, node,
-      [this](std::uint32_t, std::uint32_t v, std::uint32_t p) { Deliver(v, p, Path::kForwarded); });
+  f = std::make_unique<PushSource>(s_, node,
+                                   [this](std::uint32_t, std::uint32_t v, std::uint32_t p, bool) {
+                                     Deliver(v, p, Path::kForwarded);
+                                   });
   forwarders_.push_back(node);
   s_.nodes[node].forwarding = true;
   // In the order the subscribers' HELLOs happen to arrive (random: each
@@ -147,8 +148,8 @@ void Swarm::Verified(std::uint32_t node, std::uint32_t piece) {
   for (std::uint32_t f : forwarders_) {
     if (f != node) forwarder_of_[f]->OnVerified(node, piece);
   }
-  // A forwarder pushes on what came to it from the seed's channel, once it
-  // passed the check (ForwardGroup::OnPieceVerified).
+  // A forwarder pushes on what came to it from the seed's channel as PIECE
+  // (not DIRECT), once it passed the check (ForwardGroup::OnPieceVerified).
   // (A HAVE only takes work away from a forwarder: none other needs
   // scheduling here.)
   if (!forwarder_of_.empty() && n.from_seed.test(piece)) {

@@ -59,7 +59,8 @@ class Swarm {
 
  private:
   // How a piece reached a receiver.
-  enum class Path : std::uint8_t { kSeedPush, kForwarded, kBitTorrent };
+  // kSeedPush: PIECE frames, forwarded on; kSeedDirect: DIRECT, kept.
+  enum class Path : std::uint8_t { kSeedPush, kSeedDirect, kForwarded, kBitTorrent };
 
   void Join(std::uint32_t node);
   void OnFlow(const FinishedFlow& flow);
