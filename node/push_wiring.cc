@@ -192,6 +192,9 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
       hooks.on_peers = [&state](std::vector<std::string> endpoints) {
         if (state.group) state.group->OnPeers(endpoints);
       };
+      hooks.on_ended = [&state] {
+        if (state.group) state.group->OnSeedChannelEnded();
+      };
     }
     auto d = push::PushDownload::Start(options, identity, feed.have, hooks);
     if (!d) {

@@ -93,6 +93,12 @@ class ForwardGroup {
   // DIRECT copy reached the rest of the group from the seed already).
   void OnPieceVerified(std::uint32_t piece, bool to_forward);
   void OnHashFailed(std::uint32_t piece);
+  // The seed's channel ended on the seed's side (it left, or cut us off):
+  // from now on every verified piece is forwarded, DIRECT ones and those
+  // from other forwarders included. No one resends what the seed sent as
+  // DIRECT, and this node's wire gate keeps its subscribers off the wire,
+  // so without this a subscriber lacking such a piece would wait forever.
+  void OnSeedChannelEnded();
   // Every progress tick. Each forwarder channel is charged, against its
   // rate limit, what came by every other path (the wire, the seed's
   // channel: `seed_payload_bytes`, the other forwarders), so that
@@ -121,6 +127,7 @@ class ForwardGroup {
   std::uint16_t forward_port_ = 0;
   bool forwarder_failed_ = false;
   bool stopped_ = false;
+  bool seed_gone_ = false;
   std::uint64_t peer_channels_ = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "node/push/push_download.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace swarmcast::push {
 
@@ -45,6 +46,7 @@ Result<std::unique_ptr<PushDownload>, std::string> PushDownload::Start(
           self->end_reason_ = why;
           self->hooks_.log.Info("push: channel ended: " + why);
           self->Settle();
+          if (self->hooks_.on_ended) std::exchange(self->hooks_.on_ended, nullptr)();
         });
       });
   if (!receiver) return Unexpected(receiver.error());

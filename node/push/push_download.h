@@ -56,6 +56,9 @@ class PushDownload {
     std::function<bool(std::uint32_t piece)> claim;
     // Control thread: the seed's list of forwarders (PEERS). May be empty.
     std::function<void(std::vector<std::string> endpoints)> on_peers;
+    // Control thread, once: the channel ended on its own (the other side
+    // left, refused or failed), not by Stop(). May be empty.
+    std::function<void()> on_ended;
   };
 
   static Result<std::unique_ptr<PushDownload>, std::string> Start(PushReceiverOptions options,

@@ -149,10 +149,11 @@ void Swarm::Verified(std::uint32_t node, std::uint32_t piece) {
     if (f != node) forwarder_of_[f]->OnVerified(node, piece);
   }
   // A forwarder pushes on what came to it from the seed's channel as PIECE
-  // (not DIRECT), once it passed the check (ForwardGroup::OnPieceVerified).
+  // (not DIRECT), once it passed the check (ForwardGroup::OnPieceVerified);
+  // once the seed has left, everything.
   // (A HAVE only takes work away from a forwarder: none other needs
   // scheduling here.)
-  if (!forwarder_of_.empty() && n.from_seed.test(piece)) {
+  if (!forwarder_of_.empty() && (n.from_seed.test(piece) || !s_.seed_present)) {
     if (!forwarder_of_[node]) StartForwarder(node);
     forwarder_of_[node]->SourceHas(piece);
     forwarder_of_[node]->Schedule();
@@ -169,6 +170,15 @@ void Swarm::MaybeSeedLeaves() {
   s_.nodes[kSeed].gone = true;
   result_.seed_left_at = s_.now;
   if (push_) push_->Leave();
+  // Each forwarder's channel to the seed ends: from now on it forwards
+  // every piece it holds (ForwardGroup::OnSeedChannelEnded), or what the
+  // seed sent as DIRECT would reach no one its wire gate keeps off.
+  for (std::uint32_t f : forwarders_) {
+    for (std::uint32_t p = 0; p < s_.pieces; ++p) {
+      if (s_.nodes[f].have.test(p)) forwarder_of_[f]->SourceHas(p);
+    }
+    forwarder_of_[f]->Schedule();
+  }
   bt_.OnSeedLeaves();
 }
 
