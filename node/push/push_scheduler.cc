@@ -135,7 +135,42 @@ std::optional<PushBatch> PushScheduler::NextBatch(std::span<const SubscriberId> 
     if (auto batch = CoverNextPiece(ready)) return batch;
     if (cover_waiting_) return std::nullopt;
   }
+  if (options_.assign_by_backlog) {
+    if (auto batch = AssignNextUnforwarded(ready)) return batch;
+  }
   return FanOutNextPiece(ready);
+}
+
+// With forwarders: a piece that has copies but no forwarder (it reached
+// its holders over the BitTorrent wire, or its forwarder left) goes as
+// PIECE to one ready subscriber lacking it, the one with the smallest
+// backlog, which forwards it to the rest. Otherwise only the seed's
+// fan-out batches would bring it, its uplink split among everyone
+// (measured: at N = 32 the last 8% of a file trickled in at 40 KB/s).
+std::optional<PushBatch> PushScheduler::AssignNextUnforwarded(std::span<const SubscriberId> ready) {
+  for (std::uint32_t step = 0; step < piece_count_; ++step) {
+    const PieceIndex p = (cursor_ + step) % piece_count_;
+    if (assigned_[p] != kNobody || !source_[p] || copies_[p] >= subscribers_.size()) continue;
+    Subscriber* best = nullptr;
+    SubscriberId best_id = 0;
+    for (SubscriberId id : ready) {
+      auto it = subscribers_.find(id);
+      if (it == subscribers_.end() || Holds(it->second, p)) continue;
+      if (!best || it->second.backlog < best->backlog) {
+        best = &it->second;
+        best_id = id;
+      }
+    }
+    if (!best) continue;
+    SetInFlight(*best, p, true);
+    assigned_[p] = best_id;
+    for (const auto& [other, o] : subscribers_) {
+      if (other != best_id && !Holds(o, p)) ++best->backlog;
+    }
+    cursor_ = (p + 1) % piece_count_;
+    return PushBatch{p, {best_id}, /*forward=*/true};
+  }
+  return std::nullopt;
 }
 
 // First pass: the next uncovered piece in scan order that some ready

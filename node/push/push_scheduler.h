@@ -133,6 +133,7 @@ class PushScheduler {
 
   std::optional<PushBatch> CoverNextPiece(std::span<const SubscriberId> ready);
   std::optional<PushBatch> FanOutNextPiece(std::span<const SubscriberId> ready);
+  std::optional<PushBatch> AssignNextUnforwarded(std::span<const SubscriberId> ready);
 
   std::uint32_t piece_count_;
   PushSchedulerOptions options_;

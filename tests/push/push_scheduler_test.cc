@@ -258,6 +258,43 @@ TEST(PushSchedulerBacklog, CoverPassFavoursTheSubscribersThatForward) {
   EXPECT_EQ(s.backlog(2), 0u);
 }
 
+// With forwarders, a piece that has copies but no forwarder (it came over
+// the wire) goes as PIECE to one subscriber lacking it, before any fan-out.
+TEST(PushSchedulerBacklog, APieceWithoutAForwarderIsGivenOne) {
+  PushScheduler s(2, {.assign_by_backlog = true});
+  s.AddSubscriber(1, {true, false});  // piece 0 from the wire: covered, no forwarder
+  s.AddSubscriber(2, None(2));
+  s.AddSubscriber(3, None(2));
+  auto b = s.NextBatch(std::vector<SubscriberId>{1, 2, 3});  // the cover pass: piece 1
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 1u);
+  EXPECT_TRUE(b->forward);
+  const SubscriberId cover = b->targets.at(0);
+  s.OnSent(cover, 1);
+  std::vector<SubscriberId> ready = {1, 2, 3};
+  b = s.NextBatch(ready);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 0u);
+  ASSERT_EQ(b->targets.size(), 1u);
+  EXPECT_NE(b->targets[0], 1u) << "it has the piece";
+  EXPECT_TRUE(b->forward);
+  const SubscriberId forwarder = b->targets[0];
+  s.OnSent(forwarder, 0);
+  // Every piece has a forwarder now: what remains goes out as DIRECT.
+  b = s.NextBatch(ready);
+  ASSERT_TRUE(b);
+  EXPECT_FALSE(b->forward);
+  // Without forwarders (the option off) there is no such pass.
+  PushScheduler plain(2);
+  plain.AddSubscriber(1, {true, true});
+  plain.AddSubscriber(2, None(2));
+  plain.AddSubscriber(3, None(2));
+  b = plain.NextBatch(std::vector<SubscriberId>{1, 2, 3});
+  ASSERT_TRUE(b);
+  EXPECT_THAT(b->targets, UnorderedElementsAre(2, 3));
+  EXPECT_FALSE(b->forward);
+}
+
 // With a backlog slack the cover pass waits rather than pile pieces onto
 // a ready subscriber whose queue is far behind the shortest one.
 TEST(PushSchedulerBacklog, CoverPassWaitsForAForwarderThatKeepsUp) {
