@@ -141,6 +141,18 @@ std::optional<PushBatch> PushScheduler::NextBatch(std::span<const SubscriberId> 
   return FanOutNextPiece(ready);
 }
 
+// `p` goes as PIECE to `id` alone, which is to forward it: the copies the
+// others lack join its backlog.
+PushBatch PushScheduler::AssignTo(Subscriber& s, SubscriberId id, PieceIndex p) {
+  SetInFlight(s, p, true);
+  assigned_[p] = id;
+  for (const auto& [other, o] : subscribers_) {
+    if (other != id && !Holds(o, p)) ++s.backlog;
+  }
+  cursor_ = (p + 1) % piece_count_;
+  return PushBatch{p, {id}, /*forward=*/true};
+}
+
 // With forwarders: a piece that has copies but no forwarder (it reached
 // its holders over the BitTorrent wire, or its forwarder left) goes as
 // PIECE to one ready subscriber lacking it, the one with the smallest
@@ -162,13 +174,7 @@ std::optional<PushBatch> PushScheduler::AssignNextUnforwarded(std::span<const Su
       }
     }
     if (!best) continue;
-    SetInFlight(*best, p, true);
-    assigned_[p] = best_id;
-    for (const auto& [other, o] : subscribers_) {
-      if (other != best_id && !Holds(o, p)) ++best->backlog;
-    }
-    cursor_ = (p + 1) % piece_count_;
-    return PushBatch{p, {best_id}, /*forward=*/true};
+    return AssignTo(*best, best_id, p);
   }
   return std::nullopt;
 }
@@ -206,13 +212,7 @@ std::optional<PushBatch> PushScheduler::CoverNextPiece(std::span<const Subscribe
         return std::nullopt;
       }
     }
-    SetInFlight(*best, p, true);
-    assigned_[p] = best_id;
-    for (const auto& [other, o] : subscribers_) {
-      if (other != best_id && !Holds(o, p)) ++best->backlog;
-    }
-    cursor_ = (p + 1) % piece_count_;
-    return PushBatch{p, {best_id}, /*forward=*/true};
+    return AssignTo(*best, best_id, p);
   }
   return std::nullopt;
 }

@@ -134,6 +134,7 @@ class PushScheduler {
   std::optional<PushBatch> CoverNextPiece(std::span<const SubscriberId> ready);
   std::optional<PushBatch> FanOutNextPiece(std::span<const SubscriberId> ready);
   std::optional<PushBatch> AssignNextUnforwarded(std::span<const SubscriberId> ready);
+  PushBatch AssignTo(Subscriber& s, SubscriberId id, PieceIndex p);
 
   std::uint32_t piece_count_;
   PushSchedulerOptions options_;
