@@ -71,10 +71,7 @@ void ForwardGroup::OnPieceVerified(std::uint32_t piece, bool to_forward) {
   for (auto& [endpoint, d] : peers_) {
     if (d) d->OnPieceVerified(piece);
   }
-  if ((to_forward || seed_gone_) && !stopped_) {
-    if (!forwarder_ && !forwarder_failed_) StartForwarder(piece);
-    if (forwarder_) forwarder_->SourceHas(piece);
-  }
+  if (to_forward || seed_gone_) Forward(piece);
   if (missing_ == 0) StopPeerChannels("download complete");
 }
 
@@ -82,10 +79,14 @@ void ForwardGroup::OnSeedChannelEnded() {
   if (seed_gone_ || stopped_) return;
   seed_gone_ = true;
   for (std::uint32_t p = 0; p < verified_.size(); ++p) {
-    if (!verified_[p]) continue;
-    if (!forwarder_ && !forwarder_failed_) StartForwarder(p);
-    if (forwarder_) forwarder_->SourceHas(p);
+    if (verified_[p]) Forward(p);
   }
+}
+
+void ForwardGroup::Forward(std::uint32_t piece) {
+  if (stopped_) return;
+  if (!forwarder_ && !forwarder_failed_) StartForwarder(piece);
+  if (forwarder_) forwarder_->SourceHas(piece);
 }
 
 void ForwardGroup::OnHashFailed(std::uint32_t piece) {

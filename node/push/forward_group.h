@@ -113,6 +113,8 @@ class ForwardGroup {
 
  private:
   void StartForwarder(std::uint32_t first_piece);
+  // Offers a verified piece to this node's forwarder, starting it first.
+  void Forward(std::uint32_t piece);
   void StopPeerChannels(const std::string& why);
 
   ForwardGroupOptions options_;
