@@ -34,8 +34,17 @@ Result<lt::typed_bitfield<lt::piece_index_t>, std::string> LoadVerifiedPieces(
 ResumeSaver::ResumeSaver(std::filesystem::path path, lt::torrent_handle handle, proto::Logger log)
     : path_(std::move(path)), handle_(std::move(handle)), log_(std::move(log)) {}
 
-void ResumeSaver::Save() {
+void ResumeSaver::Save(Clock::time_point now) {
   owner_.AssertOnOwnerThread();
+  due_ = true;
+  Tick(now);
+}
+
+void ResumeSaver::Tick(Clock::time_point now) {
+  owner_.AssertOnOwnerThread();
+  if (!due_ || now < not_before_) return;
+  due_ = false;
+  not_before_ = now + kResumeSaveEvery;
   Request(false);
 }
 

@@ -689,6 +689,7 @@ class Transfer {
     if (o_.hooks.on_tick) o_.hooks.on_tick(st.total_payload_download);
     ShowProgress(false);
     if (now >= next_status_) WriteStatus();
+    if (resume_) resume_->Tick(now);
     if (IsGet()) {
       if (phase_ == Phase::kDownloading && st.is_seeding) OnDownloadVerified();
       if (st.total_wanted_done != last_done_ || phase_ != Phase::kDownloading) {
