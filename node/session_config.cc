@@ -6,6 +6,7 @@
 #include <libtorrent/settings_pack.hpp>
 #include <thread>
 
+#include "node/open_file_disk_io.h"
 #include "proto/endpoint.h"
 
 namespace swarmcast::node {
@@ -80,8 +81,17 @@ lt::settings_pack LanSettings(const NetworkOptions& net) {
 
 lt::session_params LanSessionParams(const NetworkOptions& net) {
   lt::session_params params(LanSettings(net));
-  params.disk_io_constructor =
-      net.disk_io == DiskIo::kMmap ? lt::mmap_disk_io_constructor : lt::posix_disk_io_constructor;
+  switch (net.disk_io) {
+    case DiskIo::kOpenFiles:
+      params.disk_io_constructor = OpenFileDiskIoConstructor;
+      break;
+    case DiskIo::kPosix:
+      params.disk_io_constructor = lt::posix_disk_io_constructor;
+      break;
+    case DiskIo::kMmap:
+      params.disk_io_constructor = lt::mmap_disk_io_constructor;
+      break;
+  }
   return params;
 }
 

@@ -41,12 +41,13 @@ class StatusFile;
 class NodeMetrics;
 struct NodeSample;
 
-enum class DiskIo { kMmap, kPosix };
+// kOpenFiles: node/open_file_disk_io.h; the others are libtorrent's.
+enum class DiskIo { kOpenFiles, kPosix, kMmap };
 
 struct NetworkOptions {
   std::string listen_ip = "0.0.0.0";
   int listen_port = 0;  // 0: any free port
-  DiskIo disk_io = DiskIo::kPosix;
+  DiskIo disk_io = DiskIo::kOpenFiles;
   int hashing_threads = 0;             // 0: one per core
   std::int64_t max_download_rate = 0;  // bytes/s, 0 = unlimited
   std::int64_t max_upload_rate = 0;

@@ -46,7 +46,8 @@ void AddNetworkOptions(po::options_description& d, NetworkFlags& f) {
       "connect", po::value(&f.connect)->composing(),
       "IP:PORT of a peer to connect to directly, besides those the tracker gives (repeatable)")(
       "disk-io", po::value(&f.disk_io)->default_value(f.disk_io),
-      "disk back-end: posix (pread/pwrite) or mmap")(
+      "disk back-end: open-files (keeps each file open, hashes a piece as it is written in "
+      "order), posix (libtorrent's: opens the file for each 16 KiB block) or mmap")(
       "max-download-rate", po::value(&f.max_download_rate)->default_value(f.max_download_rate),
       "bytes/s, e.g. 50MiB (0: unlimited)")(
       "max-upload-rate", po::value(&f.max_upload_rate)->default_value(f.max_upload_rate),
@@ -114,12 +115,14 @@ std::optional<NetworkOptions> ToNetworkOptions(const NetworkFlags& f, const prot
   }
   n.listen_ip = listen->host;
   n.listen_port = listen->port;
-  if (f.disk_io == "posix") {
+  if (f.disk_io == "open-files") {
+    n.disk_io = DiskIo::kOpenFiles;
+  } else if (f.disk_io == "posix") {
     n.disk_io = DiskIo::kPosix;
   } else if (f.disk_io == "mmap") {
     n.disk_io = DiskIo::kMmap;
   } else {
-    log.Error("--disk-io must be posix or mmap");
+    log.Error("--disk-io must be open-files, posix or mmap");
     return std::nullopt;
   }
   auto down = ParseByteSize(f.max_download_rate);

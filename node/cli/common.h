@@ -51,7 +51,7 @@ void AddCommonOptions(po::options_description& d, CommonFlags& f);
 struct NetworkFlags {
   std::string listen = "0.0.0.0:0";
   std::vector<std::string> connect;
-  std::string disk_io = "posix";
+  std::string disk_io = "open-files";
   std::string max_download_rate = "0";
   std::string max_upload_rate = "0";
 };
