@@ -89,33 +89,24 @@ class Files {
 
   int PieceSize(piece_index_t piece) const { return files_.piece_size(piece); }
 
-  // Reads or writes `len` bytes at (piece, offset), file by file; pad files
-  // read as zeros and take no writes, as in posix_disk_io.
+  // Reads or writes `len` bytes at (piece, offset), file by file (the
+  // slices of file_storage::map_block, as piece_salvage reads them); pad
+  // files read as zeros and take no writes, as in posix_disk_io.
   storage_error ReadWrite(bool write, char* buf, int len, piece_index_t piece, int offset) {
-    std::int64_t at =
+    const std::int64_t at =
         static_cast<std::int64_t>(static_cast<int>(piece)) * files_.piece_length() + offset;
     if (len <= 0 || at < 0 || at + len > files_.total_size()) {
       return storage_error(lt::errors::invalid_piece_index,
                            write ? operation_t::file_write : operation_t::file_read);
     }
-    file_index_t f = files_.file_index_at_offset(at);
-    while (len > 0) {
-      const std::int64_t in_file = at - files_.file_offset(f);
-      const std::int64_t left = files_.file_size(f) - in_file;
-      if (left <= 0) {  // an empty file, or the end of this one
-        ++f;
-        continue;
-      }
-      const int n = static_cast<int>(std::min<std::int64_t>(left, len));
-      if (files_.pad_file_at(f)) {
+    for (const lt::file_slice& slice : files_.map_block(piece, offset, len)) {
+      const auto n = static_cast<int>(slice.size);
+      if (files_.pad_file_at(slice.file_index)) {
         if (!write) std::memset(buf, 0, static_cast<std::size_t>(n));
-      } else if (auto e = Transfer(write, f, buf, n, in_file); e.ec) {
+      } else if (auto e = Transfer(write, slice.file_index, buf, n, slice.offset); e.ec) {
         return e;
       }
       buf += n;
-      len -= n;
-      at += n;
-      ++f;
     }
     return {};
   }
