@@ -26,6 +26,16 @@ lt::settings_pack LanSettings(const NetworkOptions& net) {
   // --ca-file they were pointed at (node/tls_client.h). It is libtorrent
   // 2.0's default; set here so that no build or later default turns it off.
   p.set_bool(sp::validate_https_trackers, true);
+  // The wire's encryption (MSE/PE) hides BitTorrent from an ISP's traffic
+  // shaping; it authenticates nobody, and its key derives from the
+  // info-hash every peer knows, so it protects nothing here (pieces are
+  // checked by their hashes). libtorrent tries it first on every outgoing
+  // connection, and its Diffie-Hellman handshake runs in software bignums:
+  // about a tenth of all get CPU at 64 peers (docs/benchmarks.md). Nodes
+  // connect in plain text; a client that insists on encryption may still
+  // connect to them.
+  p.set_int(sp::out_enc_policy, sp::pe_disabled);
+  p.set_int(sp::in_enc_policy, sp::pe_enabled);
 
   p.set_str(sp::listen_interfaces,
             proto::FormatEndpoint(net.listen_ip, static_cast<std::uint16_t>(net.listen_port)));
