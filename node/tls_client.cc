@@ -88,4 +88,11 @@ void UseCaFileForDefaultVerifyPaths(const std::string& ca_file) {
   ::setenv("SSL_CERT_DIR", absolute.c_str(), 1);
 }
 
+void TrustNoCaForDefaultVerifyPaths() {
+  // An empty file holds no certificate, and lookups under a path that is
+  // not a directory find none; OpenSSL takes both without an error.
+  ::setenv("SSL_CERT_FILE", "/dev/null", 1);
+  ::setenv("SSL_CERT_DIR", "/dev/null", 1);
+}
+
 }  // namespace swarmcast::node

@@ -51,4 +51,16 @@ std::string HandshakeFailureText(ssl_st* ssl, const boost::system::error_code& e
 // other thread starts (setenv is not thread-safe). No-op when empty.
 void UseCaFileForDefaultVerifyPaths(const std::string& ca_file);
 
+// For a process that makes no TLS connection (a plain http:// tracker, and
+// no tracker or web seed taken from a metainfo): points the default verify
+// paths at /dev/null, so the libtorrent session loads no CA when it
+// starts. It loads the system's bundle there whether or not it will use it,
+// about 60 ms of CPU, three quarters of what a small get costs in all
+// (docs/benchmarks.md), paid by every node before it joins the swarm, and
+// all at once by gets started together on one machine. Were a TLS
+// connection made after all, it would trust no certificate: it fails
+// closed. Same constraints as above: before the first session and before
+// any other thread starts.
+void TrustNoCaForDefaultVerifyPaths();
+
 }  // namespace swarmcast::node

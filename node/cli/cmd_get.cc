@@ -11,6 +11,7 @@
 #include "node/hash_cache.h"
 #include "node/payload_check.h"
 #include "node/peer_metadata.h"
+#include "node/tls_client.h"
 #include "node/units.h"
 #include "proto/hex.h"
 #include "proto/metainfo.h"
@@ -257,6 +258,9 @@ int RunGet(int argc, char** argv) {
     client = ToRegistryClient(trk, log);
     if (!client) return kExitUsage;
   }
+  // Only our tracker can be https (the metainfo's URLs are dropped unless
+  // allowed): without it, this process needs no CA (node/tls_client.h).
+  if (!(client && client->url().https) && !torrent_urls) TrustNoCaForDefaultVerifyPaths();
   auto retry = ToRetryPolicy(trk, log);
   if (!retry) return kExitUsage;
   MetricsEndpoint metrics;

@@ -11,6 +11,7 @@
 #include "node/file_io.h"
 #include "node/hash_cache.h"
 #include "node/payload_check.h"
+#include "node/tls_client.h"
 #include "node/units.h"
 #include "proto/endpoint.h"
 #include "proto/hex.h"
@@ -76,6 +77,9 @@ int RunSeed(int argc, char** argv) {
   auto netopts = ToNetworkOptions(net, log);
   auto peers = ToPeerEndpoints(net, log);
   if (!client || !retry || !netopts || !peers) return kExitUsage;
+  // A seed announces to our tracker alone: over http, this process needs
+  // no CA (node/tls_client.h).
+  if (!client->url().https) TrustNoCaForDefaultVerifyPaths();
   MetricsEndpoint metrics;
   if (!metrics.Start(metrics_flags, "seed", "starting", log)) return kExitUsage;
   std::filesystem::path content = std::filesystem::absolute(path).lexically_normal();
