@@ -129,6 +129,7 @@ class RegistryClient {
   const TrackerUrl& url() const { return url_; }
   const std::string& token() const { return token_; }
   const ClientTlsContext& tls() const { return tls_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
   // The same tracker, token and TLS context with another timeout (the
   // control thread's polls keep theirs short).
   RegistryClient WithTimeout(std::chrono::milliseconds timeout) const {

@@ -35,6 +35,14 @@ std::chrono::milliseconds Backoff::elapsed() const {
                                                                start_);
 }
 
+std::chrono::milliseconds AttemptTimeout(const RetryPolicy& policy, int attempt,
+                                         std::chrono::milliseconds cap) {
+  if (policy.retry_for.count() == 0 || policy.first_attempt_timeout.count() <= 0) return cap;
+  const int doublings = std::clamp(attempt, 0, 30);
+  return std::min(cap,
+                  std::chrono::milliseconds(policy.first_attempt_timeout.count() << doublings));
+}
+
 std::optional<std::chrono::milliseconds> Backoff::Next() {
   if (elapsed() >= policy_.retry_for) return std::nullopt;
   const int doublings = std::min(attempts_++, 30);

@@ -24,7 +24,20 @@ struct RetryPolicy {
   std::chrono::milliseconds max_delay{10'000};
   // Also retry "not found": waiting for a name to be published (get --wait).
   bool until_found = false;
+  // WithGrowingTimeouts: the first attempt's timeout (see AttemptTimeout).
+  std::chrono::milliseconds first_attempt_timeout{2'000};
 };
+
+// The timeout of attempt `attempt` (0 for the first) of a call that is
+// retried: first_attempt_timeout, doubled on each retry, never above `cap`
+// (the client's --timeout); `cap` when there are no retries (retry_for 0)
+// or no first timeout. A tracker on the LAN answers in milliseconds; a
+// reply lost behind a saturated uplink (a seed pushing from the tracker's
+// host) is not retransmitted in time, and waiting out the whole --timeout
+// for it, often twice in a row, was what made the last of 64 gets finish
+// 10-20 s after the others (docs/benchmarks.md).
+std::chrono::milliseconds AttemptTimeout(const RetryPolicy& policy, int attempt,
+                                         std::chrono::milliseconds cap);
 
 // Whether another attempt may succeed: the tracker was unreachable, timed
 // out, answered garbage (a cut connection) or said it is busy (429, 5xx);
@@ -77,6 +90,18 @@ auto WithRetries(const RetryPolicy& policy, const proto::Logger& log, const std:
     }
     std::this_thread::sleep_for(*delay);
   }
+}
+
+// WithRetries for a call on `client` whose attempts get AttemptTimeout's
+// growing timeouts: `call` receives the client to use for this attempt.
+template <class Call>
+auto WithGrowingTimeouts(const RetryPolicy& policy, const proto::Logger& log,
+                         const std::string& what, const RegistryClient& client, Call&& call)
+    -> decltype(call(client)) {
+  int attempt = 0;
+  return WithRetries(policy, log, what, [&] {
+    return call(client.WithTimeout(AttemptTimeout(policy, attempt++, client.timeout())));
+  });
 }
 
 }  // namespace swarmcast::node

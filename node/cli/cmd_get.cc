@@ -293,7 +293,8 @@ int RunGet(int argc, char** argv) {
     // tracker takes the burst; if it is busy, the retries are jittered.
     std::optional<RegistryError> failed;
     if (!info_hash.empty()) {  // the record holds the push endpoint and the pin
-      auto swarm = WithRetries(policy, log, "tracker", [&] { return client->GetSwarm(info_hash); });
+      auto swarm = WithGrowingTimeouts(policy, log, "tracker", *client,
+                                       [&](RegistryClient c) { return c.GetSwarm(info_hash); });
       if (swarm) registry_push = swarm->push;
       if (swarm) registry_sha256 = swarm->sha256;
       if (!swarm && peers_have_metadata && swarm.error().kind != RegistryError::Kind::kNotFound) {
@@ -306,7 +307,8 @@ int RunGet(int argc, char** argv) {
         lookup.until_found = true;
         lookup.retry_for = std::max(lookup.retry_for, *wait_for);
       }
-      auto swarm = WithRetries(lookup, log, "tracker", [&] { return client->GetSwarm(key); });
+      auto swarm = WithGrowingTimeouts(lookup, log, "tracker", *client,
+                                       [&](RegistryClient c) { return c.GetSwarm(key); });
       if (!swarm) {
         log.Error(ToString(swarm.error()));
         return ExitFor(swarm.error());
@@ -320,7 +322,8 @@ int RunGet(int argc, char** argv) {
       registry_sha256 = swarm->sha256;
     }
     if (!failed) {
-      auto got = WithRetries(policy, log, "tracker", [&] { return client->GetTorrent(info_hash); });
+      auto got = WithGrowingTimeouts(policy, log, "tracker", *client,
+                                     [&](RegistryClient c) { return c.GetTorrent(info_hash); });
       if (got) {
         torrent = std::move(*got);
         tracker_answered = true;

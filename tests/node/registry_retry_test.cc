@@ -27,6 +27,19 @@ TEST(RegistryRetryTest, RetriesWhatABusyTrackerDoesAndNotRefusals) {
   EXPECT_TRUE(Retryable({.kind = Kind::kNotFound, .http_status = 404}, true)) << "--wait";
 }
 
+TEST(RegistryRetryTest, AttemptTimeoutsStartShortAndDoubleToTheClientsTimeout) {
+  const RetryPolicy p{.retry_for = 1h, .first_attempt_timeout = 2s};
+  EXPECT_EQ(AttemptTimeout(p, 0, 10s), 2s);
+  EXPECT_EQ(AttemptTimeout(p, 1, 10s), 4s);
+  EXPECT_EQ(AttemptTimeout(p, 2, 10s), 8s);
+  EXPECT_EQ(AttemptTimeout(p, 3, 10s), 10s);
+  EXPECT_EQ(AttemptTimeout(p, 1000, 10s), 10s) << "no overflow";
+  EXPECT_EQ(AttemptTimeout(p, 0, 500ms), 500ms) << "a --timeout below 2 s wins";
+  EXPECT_EQ(AttemptTimeout({.retry_for = 0ms}, 0, 10s), 10s)
+      << "no retry: the one attempt gets it all";
+  EXPECT_EQ(AttemptTimeout({.retry_for = 1h, .first_attempt_timeout = 0ms}, 0, 10s), 10s);
+}
+
 TEST(RegistryRetryTest, DelaysAreRandomUnderACeilingThatDoublesToTheCap) {
   Backoff b({.retry_for = 1h, .first_delay = 100ms, .max_delay = 1000ms});
   std::int64_t ceiling = 100;

@@ -69,6 +69,32 @@ TEST_F(TrackerRetryTest, AGetStartedWhileTheTrackerIsNotAnsweringCompletesOnceIt
   EXPECT_EQ(seed->Wait(20s), 0);
 }
 
+TEST_F(TrackerRetryTest, AnUnansweredFirstRequestIsAskedAgainLongBeforeTheTimeout) {
+  const fs::path file = Dir("seed") / "image.raw";
+  WriteRandomFile(file, 1 << 20, 23);
+  auto seed = Seed(file, "image");
+  ASSERT_FALSE(WaitSeedPublished(*seed).empty()) << seed->Stderr();
+
+  Stopped stopped(*tracker_);
+  // --timeout 30s: each attempt used to wait all of it. The first now
+  // gives up after 2 s and the next after 4 s, so two retries are logged
+  // within 6.25 s (delays included); the deadline leaves room for a busy
+  // machine and is still far below one 30 s timeout.
+  auto get = Get("image", "quick", {"--timeout", "30s"});
+  ASSERT_TRUE(WaitUntil(20s, [&] {
+    const std::string err = get->Stderr();
+    const auto first = err.find("timeout; retrying in");
+    return first != std::string::npos &&
+           err.find("timeout; retrying in", first + 1) != std::string::npos;
+  })) << get->Stderr();
+  EXPECT_TRUE(get->Running());
+  stopped.Resume();
+  ASSERT_EQ(get->Wait(60s), 0) << get->Stderr();
+  EXPECT_TRUE(SameContent(file, Dir("quick") / "image.raw"));
+  seed->Signal(SIGTERM);
+  EXPECT_EQ(seed->Wait(20s), 0);
+}
+
 TEST_F(TrackerRetryTest, GetWaitFetchesANamePublishedAfterItStarted) {
   auto get = Get("later", "waiting", {"--wait", "60s"});
   ASSERT_TRUE(WaitUntil(30s, [&] {
