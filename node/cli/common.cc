@@ -68,7 +68,8 @@ void AddTrackerOptions(po::options_description& d, TrackerFlags& f) {
       "read the token from this file (one token; blank lines and # comments skipped), e.g. "
       "the tracker's own DB.token on the tracker's host")(
       "timeout", po::value(&f.timeout)->default_value(f.timeout),
-      "per-request tracker timeout (TLS handshake included)")(
+      "per-request tracker timeout (TLS handshake included); a get's retried requests start "
+      "at 2s and double up to it")(
       "tracker-retry", po::value(&f.retry_for)->default_value(f.retry_for),
       "keep retrying a tracker that is unreachable, times out or is busy for this long, with "
       "growing randomized pauses (0: fail at the first error); refusals are not retried")(
