@@ -35,7 +35,7 @@ struct RetryPolicy {
 // reply lost behind a saturated uplink (a seed pushing from the tracker's
 // host) is not retransmitted in time, and waiting out the whole --timeout
 // for it, often twice in a row, was what made the last of 64 gets finish
-// 10-20 s after the others (docs/benchmarks.md).
+// up to 30 s after the others (docs/benchmarks.md).
 std::chrono::milliseconds AttemptTimeout(const RetryPolicy& policy, int attempt,
                                          std::chrono::milliseconds cap);
 
