@@ -65,14 +65,26 @@ class Lan:
     def rate_of(self, i):
         return self.host_rates.get(i, self.rate_bps)
 
-    def _shape(self, ns, dev, rate_bps):
+    def _shape(self, ns, dev, rate_bps, host_queue):
+        """Limit dev's egress to rate_bps.
+
+        burst: at least 64 KiB (a GSO packet) and ~2 ms of traffic.
+        host_queue=False is a switch port toward a host: a tail-drop buffer
+        of ~20 ms (plus the burst). host_queue=True is the host's own
+        uplink: a real host queues in its qdisc (pfifo_fast's 1000 packets
+        here; this kernel has no fq_codel) in front of the NIC, and TCP's
+        small-queue limit keeps its sockets from filling it, so it delays a
+        packet rather than drops it. With the switch port's buffer on the
+        uplink too, a sender that kept that queue full (the seed's push)
+        lost the small replies of a tracker on the same host for seconds,
+        and udpcast lost multicast packets a host would only have delayed."""
         if not rate_bps:
             return
-        # burst: at least 64 KiB (a GSO packet) and ~2 ms of traffic; the
-        # queue holds ~20 ms, like a switch port buffer.
         burst = max(64 * 1024, rate_bps // 8 // 500)
-        _run(["tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "tbf", "rate",
-              str(rate_bps), "burst", str(burst), "latency", "20ms"])
+        _run(["tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf",
+              "rate", str(rate_bps), "burst", str(burst), "latency", "20ms"])
+        if host_queue:
+            _run(["tc", "-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", "pfifo_fast"])
 
     def _add_ns(self, name):
         _run(["ip", "netns", "add", name])
@@ -97,8 +109,8 @@ class Lan:
             _run(["ip", "-n", h, "link", "set", "eth0", "up"])
             # udpcast: multicast leaves through eth0 (there is no default route).
             _run(["ip", "-n", h, "route", "add", "224.0.0.0/4", "dev", "eth0"])
-            self._shape(h, "eth0", self.rate_of(i))
-            self._shape(br, f"p{i}", self.rate_of(i))
+            self._shape(h, "eth0", self.rate_of(i), host_queue=True)
+            self._shape(br, f"p{i}", self.rate_of(i), host_queue=False)
         self._static_neighbours()
         return self
 
