@@ -75,6 +75,7 @@ lt::settings_pack LanSettings(const NetworkOptions& net) {
   p.set_int(sp::tracker_backoff, 10);
   p.set_int(sp::max_out_request_queue, 2000);
   p.set_int(sp::max_allowed_in_request_queue, 2000);
+  if (net.max_peers > 0) p.set_int(sp::num_want, net.max_peers);
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   p.set_int(sp::hashing_threads, net.hashing_threads > 0 ? net.hashing_threads : cores);

@@ -212,6 +212,7 @@ class Transfer {
       atp.ti->set_web_seeds({});
     }
     atp.save_path = save_path_.string();
+    if (o_.net.max_peers > 0) atp.max_connections = o_.net.max_peers;
     // Neither paused nor auto-managed: the auto-manage timer costs ~0.5 s
     // at start, and clearing only auto_managed leaves the torrent paused.
     atp.flags &= ~(lt::torrent_flags::paused | lt::torrent_flags::auto_managed);

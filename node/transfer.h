@@ -51,6 +51,11 @@ struct NetworkOptions {
   int hashing_threads = 0;             // 0: one per core
   std::int64_t max_download_rate = 0;  // bytes/s, 0 = unlimited
   std::int64_t max_upload_rate = 0;
+  // BitTorrent peers of the torrent at most, and how many the tracker is
+  // asked for (0: libtorrent's defaults, unlimited and 200). A get caps it
+  // (`get --max-peers`): a full mesh costs every piece a HAVE to every
+  // peer. A seed does not, so that it counts every peer's copies.
+  int max_peers = 0;
 };
 
 enum class ProgressMode { kNone, kBar, kLines };

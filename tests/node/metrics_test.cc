@@ -208,6 +208,74 @@ TEST_F(NodeMetricsTest, ScrapesOfASeedAndAGetMoveAndEndAtTheirReports) {
   EXPECT_EQ(MetricSample(seed_settled, "swarmcast_node_state{state=\"seeding\"}"), 1);
 }
 
+// --max-peers caps a get's BitTorrent connections, those it makes and
+// those it accepts. A wire-only seed and four gets, throttled so that they
+// overlap for seconds: three with the default, which connect to the seed
+// and to each other (more than two peers), and one with --max-peers 2,
+// which every other node tries to connect to and which never holds more
+// than two. Only one is capped, so it cannot end up among capped peers
+// cut off from the data. Scraped through --metrics-listen.
+TEST_F(NodeMetricsTest, AGetConnectsToAtMostMaxPeers) {
+  const fs::path payload = Dir("seed") / "disk.img";
+  WriteRandomFile(payload, 16 << 20, 11);
+  auto seed = Run("seed", {"seed", payload.string(), "--tracker", url_, "--listen", "127.0.0.2:0",
+                           "--no-push", "--json"});
+  ASSERT_FALSE(WaitSeedPublished(*seed).empty()) << seed->Stderr();
+
+  constexpr int kGets = 4;  // the last one capped
+  std::vector<std::unique_ptr<Child>> gets;
+  std::vector<int> ports;
+  for (int i = 0; i < kGets; ++i) {
+    const std::string ip = "127.0.0." + std::to_string(3 + i);
+    std::vector<std::string> a = {"get",
+                                  "disk.img",
+                                  "--tracker",
+                                  url_,
+                                  "-o",
+                                  Dir("out" + std::to_string(i)).string(),
+                                  "--listen",
+                                  ip + ":0",
+                                  "--metrics-listen",
+                                  ip + ":0",
+                                  "--max-download-rate",
+                                  "2MiB",
+                                  "--linger",
+                                  "60s",
+                                  "--json"};
+    if (i == kGets - 1) a.insert(a.end(), {"--max-peers", "2"});
+    gets.push_back(Run("get" + std::to_string(i), a));
+  }
+  for (auto& g : gets) {
+    ports.push_back(MetricsPort(*g));
+    ASSERT_GT(ports.back(), 0) << g->Stderr();
+  }
+  std::vector<double> most(kGets, 0);
+  ASSERT_TRUE(WaitUntil(90s, [&] {
+    bool all_done = true;
+    for (int i = 0; i < kGets; ++i) {
+      // A get that is done lingers, or has left once the tracker saw
+      // everyone done.
+      if (!gets[i]->Running()) continue;
+      const std::string m =
+          PlainHttpGet("127.0.0." + std::to_string(3 + i), ports[i], "/metrics").body;
+      most[i] = std::max(most[i], MetricSample(m, "swarmcast_node_peers"));
+      all_done &= MetricSample(m, "swarmcast_node_state{state=\"lingering\"}") == 1;
+    }
+    return all_done;
+  }));
+  const std::string seen = std::to_string(most[0]) + " " + std::to_string(most[1]) + " " +
+                           std::to_string(most[2]) + " " + std::to_string(most[3]);
+  EXPECT_GE(most[kGets - 1], 1) << seen;
+  EXPECT_LE(most[kGets - 1], 2) << "the capped get went past --max-peers 2: " << seen;
+  EXPECT_GT(*std::max_element(most.begin(), most.end() - 1), 2)
+      << "an uncapped get connected to the seed and to the other gets: " << seen;
+  for (int i = 0; i < kGets; ++i) {
+    gets[i]->Signal(SIGTERM);
+    ASSERT_EQ(gets[i]->Wait(60s), 0) << gets[i]->Stderr();
+    EXPECT_TRUE(SameContent(payload, Dir("out" + std::to_string(i)) / "disk.img")) << i;
+  }
+}
+
 TEST_F(NodeMetricsTest, ABadOrTakenMetricsAddressIsAUsageError) {
   auto bad = Run("bad", {"get", "x", "--tracker", url_, "-o", Dir("o").string(), "--metrics-listen",
                          "nonsense", "--json"});
