@@ -101,6 +101,8 @@ class PushSender::Loop {
   static constexpr std::uint64_t kWakeTag = ~0ull - 2;
   static constexpr std::uint32_t kReadAheadPieces = 4;
   static constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+  // How often a paced seed looks whether a socket has drained.
+  static constexpr int kDrainPollMs = 5;
 
   // What one subscriber is sending: the frames of a piece (shared with the
   // others of its batch), at `frame`; or one control frame.
@@ -130,6 +132,9 @@ class PushSender::Loop {
     std::deque<std::vector<std::uint8_t>> control;  // queued control frames
     Clock::time_point connected = Clock::now();
     Clock::time_point last_progress = Clock::now();
+    // Paced seed: bytes its socket held unacknowledged at the last
+    // look, once its job was written (0 otherwise); a change is progress.
+    std::size_t unacked = 0;
   };
 
   void Watch(int fd, std::uint64_t tag, std::uint32_t events) {
@@ -494,15 +499,41 @@ void PushSender::Loop::FinishJob(SubscriberId id, Subscriber& s) {
 // Hands the scheduler every subscriber with nothing pending and sends the
 // batches it returns, one fan-out call per chunk for all of a batch.
 void PushSender::Loop::ScheduleRound() {
+  // A seed with more subscribers than max_in_flight: only that many at a
+  // time with bytes in flight (PushSenderOptions::max_in_flight).
+  std::size_t subscribed = 0;
+  for (const auto& [id, s] : subscribers_) subscribed += s.subscribed && !s.closing && s.fd;
+  const bool paced =
+      !options_.forwarder && options_.max_in_flight > 0 && subscribed > options_.max_in_flight;
+  std::size_t in_flight = 0;
   std::vector<SubscriberId> ready;
+  const auto now = Clock::now();
   for (auto& [id, s] : subscribers_) {
-    if (s.subscribed && !s.closing && !s.job && s.control.empty() && s.fd) ready.push_back(id);
+    if (!s.subscribed || s.closing || !s.fd) continue;
+    const bool idle = !s.job && s.control.empty();
+    const std::size_t unacked = paced && idle ? UnackedBytes(s.fd.get()) : 0;
+    if (unacked != s.unacked) {
+      s.unacked = unacked;
+      s.last_progress = now;
+    }
+    if (paced && (!idle || unacked > 0)) {
+      ++in_flight;
+    } else if (idle) {
+      ready.push_back(id);
+    }
   }
+  // Nothing wakes the loop when a socket's last bytes are acknowledged.
+  if (paced && in_flight > 0) wait_ms_ = std::min(wait_ms_, kDrainPollMs);
   // Bounded, so that a fast loopback cannot starve reads and accepts.
   for (int budget = 256; budget > 0 && !ready.empty() && HasCredit(); --budget) {
+    if (paced && in_flight >= options_.max_in_flight) return;
     auto batch = scheduler_.NextBatch(ready);
     if (!batch) return;
     for (SubscriberId id : batch->targets) std::erase(ready, id);
+    if (paced) {
+      in_flight += batch->targets.size();
+      wait_ms_ = std::min(wait_ms_, kDrainPollMs);
+    }
     auto frames = PieceFrames::Make(*files_, batch->piece, batch->forward);
     if (!frames) {
       log_.Error("push: cannot read piece " + std::to_string(batch->piece) + ": " + frames.error());
@@ -529,10 +560,14 @@ void PushSender::Loop::ScheduleRound() {
         FinishJob(id, subscribers_.at(id));
         ready.push_back(id);
       }
+      if (paced) in_flight -= batch->targets.size();
       continue;
     }
-    // Those that took the whole piece have room for another this round.
-    for (SubscriberId id : Send(batch->targets)) ready.push_back(id);
+    // Those that took the whole piece have room for another this round
+    // (paced: once their peer acknowledged it).
+    for (SubscriberId id : Send(batch->targets)) {
+      if (!paced) ready.push_back(id);
+    }
   }
 }
 
@@ -540,7 +575,7 @@ void PushSender::Loop::ScheduleRound() {
 // wakes up when it will.
 bool PushSender::Loop::HasCredit() {
   if (bucket_.Available(Clock::now()) > 0) return true;
-  wait_ms_ = std::clamp(static_cast<int>(bucket_.Wait().count()), 1, 500);
+  wait_ms_ = std::min(wait_ms_, std::clamp(static_cast<int>(bucket_.Wait().count()), 1, 500));
   return false;
 }
 
@@ -548,7 +583,9 @@ void PushSender::Loop::CheckDeadlines() {
   const auto now = Clock::now();
   for (auto& [id, s] : subscribers_) {
     if (!s.fd) continue;
-    if (s.job && now - s.last_progress > options_.stall_timeout) {
+    // (A paced subscriber whose peer acknowledges nothing holds one of the
+    // max_in_flight slots: it is dropped like one whose socket stays full.)
+    if ((s.job || s.unacked > 0) && now - s.last_progress > options_.stall_timeout) {
       // Its socket is full, so a BYE could not get through: just close.
       log_.Info("push: subscriber " + std::to_string(id) + " made no progress for " +
                 std::to_string(options_.stall_timeout.count()) + " ms, dropped");

@@ -79,6 +79,16 @@ struct PushSenderOptions {
   std::shared_ptr<SubscriberAddresses> addresses;
   // A get's forwarder (see above) rather than a seed.
   bool forwarder = false;
+  // Seed with more subscribers than this: at most this many at once hold
+  // pushed bytes they have not acknowledged (0: no limit). A piece can be
+  // re-served over the wire only once it is whole, so a seed that starts
+  // one piece for each of N subscribers at once has none whole before N
+  // pieces' time, and then N at the same moment; with a few at a time
+  // they are whole one after another from the first piece's time on
+  // (docs/benchmarks.md, session 10: 10% faster at N = 32 and 64). Enough
+  // of them to keep the uplink full while each is held back by its
+  // receiver's busy downlink.
+  std::size_t max_in_flight = 16;
   // Forwarder: the content file to keep open for control frames (one that
   // exists: the file of a piece already written). Seed: the first file
   // that holds data.

@@ -2,10 +2,12 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -135,6 +137,12 @@ std::string AddressText(std::span<const std::uint8_t> bytes) {
   const int family = bytes.size() == 4 ? AF_INET : bytes.size() == 16 ? AF_INET6 : 0;
   if (family == 0 || !::inet_ntop(family, bytes.data(), text, sizeof text)) return {};
   return text;
+}
+
+std::size_t UnackedBytes(int fd) {
+  int bytes = 0;
+  if (::ioctl(fd, SIOCOUTQ, &bytes) != 0 || bytes < 0) return 0;
+  return static_cast<std::size_t>(bytes);
 }
 
 std::string NumericAddress(const sockaddr_storage& address) {

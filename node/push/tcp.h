@@ -54,6 +54,10 @@ Result<UniqueFd, std::string> ConnectTcp(const std::string& endpoint, int timeou
 // address, which sends no packet.
 Result<std::string, std::string> LocalAddressFacing(const std::string& host);
 
+// Bytes written to a connected TCP socket that its peer has not yet
+// acknowledged (SIOCOUTQ); 0 when it cannot be asked.
+std::size_t UnackedBytes(int fd);
+
 // The numeric IP of a socket address ("10.0.0.2", "fe80::1"); empty for
 // other families.
 std::string NumericAddress(const sockaddr_storage& address);

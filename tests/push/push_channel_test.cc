@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -290,6 +291,83 @@ TEST_F(PushChannelTest, MaxRatePacesThePushChannel) {
     std::lock_guard lock(sink.mu);
     EXPECT_FALSE(sink.corrupt);
   }
+}
+
+// A subscriber that says HELLO (holding no piece) and then never reads,
+// with a receive buffer far smaller than a piece: what the seed writes to
+// it stays unacknowledged.
+UniqueFd StuckSubscriber(std::uint16_t port, const PushSource& source, proto::Geometry geometry) {
+  auto fd = ConnectTcp("127.0.0.1:" + std::to_string(port), 2000);
+  EXPECT_TRUE(fd.ok());
+  if (!fd.ok()) return UniqueFd();
+  int small = 4096;
+  ::setsockopt(fd->get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  proto::Hello hello;
+  hello.info_hash = source.info_hash;
+  hello.geometry = geometry;
+  hello.bitfield.assign(proto::BitfieldSize(geometry.piece_count), 0);
+  const std::string h = Encode(hello);
+  EXPECT_EQ(::send(fd->get(), h.data(), h.size(), 0), static_cast<ssize_t>(h.size()));
+  return std::move(*fd);
+}
+
+// Bytes waiting to be read on a socket.
+int Readable(int fd) {
+  int n = 0;
+  ::ioctl(fd, FIONREAD, &n);
+  return n;
+}
+
+// With more subscribers than max_in_flight, the seed starts a piece only
+// for max_in_flight of them at a time whose bytes are unacknowledged: of
+// four that never read, two get piece bytes and two only the seed's HELLO;
+// without the limit all four get pieces. A subscriber that acknowledges
+// nothing for the stall timeout is dropped, so it cannot hold its slot for
+// ever: real receivers beside one get every piece.
+TEST_F(PushChannelTest, APacedSeedKeepsAtMostMaxInFlightSubscribersInFlight) {
+  // Pieces far larger than what a stuck subscriber's socket takes in (its
+  // buffer shrank only after the handshake advertised a window).
+  MakeFile(12 << 20, 1 << 20);
+  constexpr int kHelloAtMost = 1024;  // the seed's HELLO; piece frames fill the 4 KiB buffer
+  auto fed_of_four_stuck = [&](std::size_t max_in_flight) {
+    PushSenderOptions o;
+    o.max_in_flight = max_in_flight;
+    auto sender = StartSender(FanoutKind::kSplice, 60s, o);
+    if (!sender) return -1;
+    std::vector<UniqueFd> stuck;
+    for (int i = 0; i < 4; ++i)
+      stuck.push_back(StuckSubscriber(sender->port(), source_, geometry()));
+    auto fed = [&] {
+      int n = 0;
+      for (auto& fd : stuck) n += Readable(fd.get()) > kHelloAtMost;
+      return n;
+    };
+    EXPECT_TRUE(WaitUntil(20s, [&] {
+      return sender->stats().subscribers == 4 && fed() >= std::min<int>(4, max_in_flight ?: 4);
+    }));
+    // Given time to feed more, it does not (it polls every 5 ms).
+    WaitUntil(1s, [&] { return fed() > static_cast<int>(max_in_flight ?: 4); });
+    return fed();
+  };
+  EXPECT_EQ(fed_of_four_stuck(2), 2);
+  EXPECT_EQ(fed_of_four_stuck(0), 4) << "without the limit, every subscriber gets pieces";
+
+  PushSenderOptions o;
+  o.max_in_flight = 1;
+  auto sender = StartSender(FanoutKind::kSplice, 500ms, o);
+  ASSERT_TRUE(sender);
+  UniqueFd stuck = StuckSubscriber(sender->port(), source_, geometry());
+  ASSERT_TRUE(WaitUntil(20s, [&] { return sender->stats().fanout_targets >= 1; }));
+  Sink sinks[2];
+  std::vector<std::unique_ptr<PushReceiver>> receivers;
+  for (auto& sink : sinks) receivers.push_back(Receive(sender->port(), sink));
+  for (auto& sink : sinks) {
+    ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.size() >= geometry().piece_count; }, 20s))
+        << sink.pieces.size() << " pieces";
+    std::lock_guard lock(sink.mu);
+    EXPECT_FALSE(sink.corrupt);
+  }
+  EXPECT_EQ(sender->stats().dropped, 1u);
 }
 
 }  // namespace
