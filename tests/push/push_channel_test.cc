@@ -194,6 +194,24 @@ TEST_F(PushChannelTest, ReceiverDropsChannelOnBadFrames) {
   }
 }
 
+// A subscriber that says HELLO (holding no piece) and then never reads,
+// with a receive buffer far smaller than a piece: what the seed writes to
+// it stays unacknowledged.
+UniqueFd StuckSubscriber(std::uint16_t port, const PushSource& source, proto::Geometry geometry) {
+  auto fd = ConnectTcp("127.0.0.1:" + std::to_string(port), 2000);
+  EXPECT_TRUE(fd.ok());
+  if (!fd.ok()) return UniqueFd();
+  int small = 4096;
+  ::setsockopt(fd->get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  proto::Hello hello;
+  hello.info_hash = source.info_hash;
+  hello.geometry = geometry;
+  hello.bitfield.assign(proto::BitfieldSize(geometry.piece_count), 0);
+  const std::string h = Encode(hello);
+  EXPECT_EQ(::send(fd->get(), h.data(), h.size(), 0), static_cast<ssize_t>(h.size()));
+  return std::move(*fd);
+}
+
 TEST_F(PushChannelTest, StalledSubscriberIsDroppedAndOthersFinish) {
   // Larger than loopback's socket buffers (4 MiB at most), so the stalled
   // subscriber cannot swallow it all into kernel buffers.
@@ -201,17 +219,8 @@ TEST_F(PushChannelTest, StalledSubscriberIsDroppedAndOthersFinish) {
   const std::uint32_t pieces = geometry().piece_count;
   auto sender = StartSender(FanoutKind::kSplice, 500ms);
   ASSERT_TRUE(sender);
-  // A subscriber that says HELLO and then never reads.
-  auto stuck = ConnectTcp("127.0.0.1:" + std::to_string(sender->port()), 2000);
-  ASSERT_TRUE(stuck.ok());
-  int small = 4096;
-  ::setsockopt(stuck->get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  proto::Hello hello;
-  hello.info_hash = source_.info_hash;
-  hello.geometry = geometry();
-  hello.bitfield.assign(proto::BitfieldSize(pieces), 0);
-  const std::string h = Encode(hello);
-  ASSERT_EQ(::send(stuck->get(), h.data(), h.size(), 0), static_cast<ssize_t>(h.size()));
+  UniqueFd stuck = StuckSubscriber(sender->port(), source_, geometry());
+  ASSERT_TRUE(stuck);
   Sink sink;
   auto r = Receive(sender->port(), sink);
   ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.size() >= pieces; }, 20s))
@@ -291,24 +300,6 @@ TEST_F(PushChannelTest, MaxRatePacesThePushChannel) {
     std::lock_guard lock(sink.mu);
     EXPECT_FALSE(sink.corrupt);
   }
-}
-
-// A subscriber that says HELLO (holding no piece) and then never reads,
-// with a receive buffer far smaller than a piece: what the seed writes to
-// it stays unacknowledged.
-UniqueFd StuckSubscriber(std::uint16_t port, const PushSource& source, proto::Geometry geometry) {
-  auto fd = ConnectTcp("127.0.0.1:" + std::to_string(port), 2000);
-  EXPECT_TRUE(fd.ok());
-  if (!fd.ok()) return UniqueFd();
-  int small = 4096;
-  ::setsockopt(fd->get(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  proto::Hello hello;
-  hello.info_hash = source.info_hash;
-  hello.geometry = geometry;
-  hello.bitfield.assign(proto::BitfieldSize(geometry.piece_count), 0);
-  const std::string h = Encode(hello);
-  EXPECT_EQ(::send(fd->get(), h.data(), h.size(), 0), static_cast<ssize_t>(h.size()));
-  return std::move(*fd);
 }
 
 // Bytes waiting to be read on a socket.
