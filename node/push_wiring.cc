@@ -69,6 +69,7 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   options.fanout = *kind;
   options.max_rate = c.max_rate;
   options.tokens = f.tokens;
+  options.max_in_flight = f.in_flight;
   options.addresses = std::make_shared<push::SubscriberAddresses>();
   auto addresses = options.addresses;
   auto sender = push::PushSender::Start(std::move(source), std::move(options), log);

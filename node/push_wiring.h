@@ -31,6 +31,8 @@ struct SeedPushSettings {
   // Tokens a subscriber's HELLO must carry (a private swarm's announce
   // tokens); none: any subscriber on the network.
   std::vector<std::string> tokens;
+  // push::PushSenderOptions::max_in_flight (--push-in-flight).
+  std::size_t in_flight = push::PushSenderOptions{}.max_in_flight;
 };
 
 struct SeedPush {

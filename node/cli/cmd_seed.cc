@@ -99,6 +99,11 @@ int RunSeed(int argc, char** argv) {
     log.Error("--stop-after-copies must be 0 or more");
     return kExitUsage;
   }
+  if (const std::size_t most = push::PushSenderOptions{}.max_subscribers;
+      push_flags.in_flight > most) {
+    log.Error("--push-in-flight must be 0-" + std::to_string(most));
+    return kExitUsage;
+  }
 
   // Listed by `swarmcast status` from here until this command exits.
   StatusFile status(StateDir(), {{"role", "seed"},

@@ -12,6 +12,10 @@ void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
       "fanout", po::value(&f.fanout)->default_value(f.fanout),
       "how one piece goes to many sockets: auto (kmod if /dev/swarmfan opens, else splice), "
       "kmod, splice, sendfile or copy")(
+      "push-in-flight", po::value(&f.in_flight)->default_value(f.in_flight),
+      "with more subscribers than this, at most this many at once hold pushed bytes they have "
+      "not acknowledged, so pieces arrive whole one after another and can be re-served sooner "
+      "(0: no limit, every subscriber at once)")(
       "push-token", po::value(&f.tokens)->composing(),
       "push only to subscribers whose HELLO carries this token (repeatable; give a private "
       "tracker's announce tokens: gets present their --token); default: any subscriber");

@@ -72,6 +72,13 @@ TEST_F(JsonContractTest, UsageErrorsAreObjectsToo) {
       RunToEnd({"get", "../etc", "--tracker", url_, "-o", Dir("o").string(), "--json"});
   EXPECT_EQ(bad_rc, 2);
   ExpectError(bad, 2, "usage", "neither a swarm name nor");
+
+  const fs::path file = Dir("data") / "paced.img";
+  WriteRandomFile(file, 1 << 16, 43);
+  auto [paced_rc, paced] =
+      RunToEnd({"seed", file.string(), "--tracker", url_, "--json", "--push-in-flight", "-1"});
+  EXPECT_EQ(paced_rc, 2);
+  ExpectError(paced, 2, "usage", "--push-in-flight must be 0-512");
 }
 
 TEST_F(JsonContractTest, GetAndSeedAndStatusEachPrintOneObject) {
