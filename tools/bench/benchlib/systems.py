@@ -26,6 +26,7 @@ TRACKER_PORT = 6969
 PEER_PORT = 6881
 SENDFILE_PORT = 7000
 PUSH_PORT = 7001
+RELAY_PORT = 7002
 BT_OFF = ["--enable-dht=false", "--enable-dht6=false", "--bt-enable-lpd=false"]
 
 
@@ -390,13 +391,43 @@ def get_forward_supported(build):
     return "--forward" in r.stdout
 
 
+class Relay(System):
+    """The ideal TCP swarm (tools/bench/relay_bench.cc): static Mutualcast,
+    each receiver forwarding the seed's 1/N of the blocks to the others, no
+    hashing and no adaptation. Not a competitor but the reference: how near
+    size / rate this LAN and these cores let any TCP swarm come."""
+
+    name = "relay"
+
+    def prepare(self, ctx):
+        self.exe = os.path.join(ctx.build, "tools", "bench", "swarmcast-bench-relay")
+        self.seed = ctx.procs.start("seed", ctx.lan.ns(0), [
+            self.exe, "seed", ctx.src, "--listen", f"{ctx.seed_ip}:{RELAY_PORT}",
+            "--clients", str(ctx.n)])
+        wait_line(self.seed, r"^READY$", 10, "relay seed")
+
+    def launch(self, ctx):
+        for i in range(1, ctx.n + 1):
+            self.receivers.append(ctx.procs.start(f"r{i}", ctx.lan.ns(i), [
+                self.exe, "recv", f"{ctx.seed_ip}:{RELAY_PORT}", "--listen",
+                f"{ctx.lan.ip(i)}:{RELAY_PORT}", ctx.recv_path(i)]))
+
+    def done_time(self, ctx, i):
+        return self.receivers[i - 1].find(lambda s: s.startswith("DONE "))
+
+
+# Systems with a static schedule: a lost process stalls the rest, so a
+# fault cell would only measure the run timeout.
+NO_FAULT_CELLS = {"relay"}
+
+
 def swarmcast_push_supported(build):
     """Whether `swarmcast seed --help` offers a push switch that does something."""
     text = seed_help(build)
     return "--no-push" in text or "--fanout" in text
 
 
-ALL = ["sendfile", "libtorrent", "aria2", "udpcast", "swarmcast"]
+ALL = ["sendfile", "libtorrent", "aria2", "udpcast", "relay", "swarmcast"]
 
 
 def make(name, build):
@@ -408,6 +439,8 @@ def make(name, build):
         return Aria2()
     if name == "udpcast":
         return Udpcast()
+    if name == "relay":
+        return Relay()
     if name == "swarmcast":
         return Swarmcast(None)
     if name in ("swarmcast-push-on", "swarmcast-push-off"):
@@ -428,8 +461,8 @@ def tools_missing(names, build):
             "udpcast": ["udp-sender", "udp-receiver"]}
     for n in names:
         lacks = [t for t in need.get(n, []) if not shutil.which(t)]
-        if n == "sendfile":
-            p = os.path.join(build, "tools", "bench", "swarmcast-bench-sendfile")
+        if n in ("sendfile", "relay"):
+            p = os.path.join(build, "tools", "bench", f"swarmcast-bench-{n}")
             lacks += [] if os.access(p, os.X_OK) else [p]
         if n.startswith("swarmcast"):
             for p in (os.path.join(build, "node", "swarmcast"),
