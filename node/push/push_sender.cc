@@ -298,6 +298,10 @@ void PushSender::Loop::Accept() {
       }
       return;  // EAGAIN, or an error of one connection: try next round
     }
+    if (options_.max_unsent_bytes > 0 && !LimitUnsentBytes(fd.get(), options_.max_unsent_bytes)) {
+      log_.Warning(std::string("push: cannot cap a socket's unsent bytes: ") +
+                   std::strerror(errno));
+    }
     const SubscriberId id = next_id_++;
     Subscriber& s = subscribers_[id];
     s.fd = std::move(fd);

@@ -90,6 +90,16 @@ struct PushSenderOptions {
   // receiver's busy downlink: 8 measured the same as 16 at N = 32 and 64,
   // 4 about 20% slower (session 11). `seed --push-in-flight`.
   std::size_t max_in_flight = 16;
+  // Bytes a subscriber's socket may hold that it has not sent yet (0: the
+  // kernel's buffer, up to tcp_wmem's 4 MiB). A piece is committed to a
+  // subscriber when it is written, so what waits in that buffer was chosen
+  // for the swarm as it was seconds earlier: at N = 16 on 100 Mbit/s links
+  // a seed had written 154 MB to its sockets when the gets finished, and
+  // the 15 gets that reported had read 119 MB of it. A few pieces' worth
+  // keeps the pipe full and each choice fresh: N = 64 at 10 Mbit/s median
+  // 1.59x -> 1.49x of the limit over 5 pairs, N = 2-32 unchanged
+  // (docs/benchmarks.md, session 12).
+  int max_unsent_bytes = 256 << 10;
   // Forwarder: the content file to keep open for control frames (one that
   // exists: the file of a piece already written). Seed: the first file
   // that holds data.

@@ -145,6 +145,10 @@ std::size_t UnackedBytes(int fd) {
   return static_cast<std::size_t>(bytes);
 }
 
+bool LimitUnsentBytes(int fd, int bytes) {
+  return ::setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof bytes) == 0;
+}
+
 std::string NumericAddress(const sockaddr_storage& address) {
   char text[INET6_ADDRSTRLEN] = {};
   const void* raw = nullptr;

@@ -58,6 +58,12 @@ Result<std::string, std::string> LocalAddressFacing(const std::string& host);
 // acknowledged (SIOCOUTQ); 0 when it cannot be asked.
 std::size_t UnackedBytes(int fd);
 
+// Caps the bytes a TCP socket holds that it has not sent yet
+// (TCP_NOTSENT_LOWAT): a write beyond it fails with EAGAIN, and EPOLLOUT
+// waits until the unsent bytes are below it again. What is in flight is
+// still the congestion window's. False if the kernel refused.
+bool LimitUnsentBytes(int fd, int bytes);
+
 // The numeric IP of a socket address ("10.0.0.2", "fe80::1"); empty for
 // other families.
 std::string NumericAddress(const sockaddr_storage& address);
