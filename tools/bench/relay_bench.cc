@@ -48,7 +48,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench_io.h"
+
 namespace {
+
+using swarmcast::bench::ParseAddr;
+using swarmcast::bench::ReadExact;
+using swarmcast::bench::WriteAll;
 
 constexpr std::uint64_t kMaxSize = std::uint64_t{1} << 40;
 constexpr std::uint32_t kMaxClients = 4096;
@@ -69,43 +75,6 @@ int Usage() {
       "Static Mutualcast: the seed sends block b to receiver b mod N, which\n"
       "forwards it to the others. The benchmark's ideal-swarm reference.\n");
   return 2;
-}
-
-std::optional<sockaddr_in> ParseAddr(const std::string& s) {
-  const auto colon = s.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  if (inet_pton(AF_INET, s.substr(0, colon).c_str(), &a.sin_addr) != 1) return std::nullopt;
-  char* end = nullptr;
-  const long port = std::strtol(s.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || port < 1 || port > 65535) return std::nullopt;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  return a;
-}
-
-bool WriteAll(int fd, const void* data, std::size_t len) {
-  const auto* p = static_cast<const char*>(data);
-  while (len > 0) {
-    const ssize_t n = ::send(fd, p, len, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    len -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-bool ReadExact(int fd, void* data, std::size_t len) {
-  auto* p = static_cast<char*>(data);
-  while (len > 0) {
-    const ssize_t n = ::read(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    len -= static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 void Put(std::string& out, std::uint64_t v, int bytes) {

@@ -31,7 +31,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench_io.h"
+
 namespace {
+
+using swarmcast::bench::ParseAddr;
+using swarmcast::bench::ReadExact;
+using swarmcast::bench::WriteAll;
 
 constexpr std::uint64_t kMaxSize = std::uint64_t{1} << 40;
 
@@ -46,31 +52,6 @@ int Usage() {
                "       swarmcast-bench-sendfile recv IP:PORT OUT\n"
                "The seed serves N receivers concurrently with sendfile(2), then exits.\n");
   return 2;
-}
-
-std::optional<sockaddr_in> ParseAddr(const std::string& s) {
-  const auto colon = s.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  if (inet_pton(AF_INET, s.substr(0, colon).c_str(), &a.sin_addr) != 1) return std::nullopt;
-  char* end = nullptr;
-  const long port = std::strtol(s.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || port < 1 || port > 65535) return std::nullopt;
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  return a;
-}
-
-bool WriteAll(int fd, const void* data, std::size_t len) {
-  const auto* p = static_cast<const char*>(data);
-  while (len > 0) {
-    const ssize_t n = ::write(fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    len -= static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 // Sends the size header and the whole file to one connected socket.
@@ -135,13 +116,7 @@ int Receive(const std::string& from, const std::string& out) {
     return Fail("connect " + from);
   }
   unsigned char header[8];
-  std::size_t got = 0;
-  while (got < sizeof header) {
-    const ssize_t n = ::read(sock, header + got, sizeof header - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Fail("short header");
-    got += static_cast<std::size_t>(n);
-  }
+  if (!ReadExact(sock, header, sizeof header)) return Fail("short header");
   std::uint64_t size = 0;
   for (unsigned char b : header) size = (size << 8) | b;
   if (size > kMaxSize) {
