@@ -1,16 +1,18 @@
-// swarmcast-bench-relay: the "ideal TCP swarm" reference of the swarm
-// benchmark. It is static Mutualcast (Li, Chou and Zhang, 2005) with
-// nothing else: the seed sends every block once, block b to receiver
-// b mod N, and each receiver forwards the blocks it got from the seed to
-// the N - 1 others with sendfile(2) from its own copy. Every uplink then
-// carries at most one file's worth and every downlink exactly one, in N
-// concurrent TCP flows per host, as in a swarm.
+// swarmcast-bench-relay: the "relay" reference of the swarm benchmark, a
+// TCP swarm with none of a real system's costs. It is static Mutualcast
+// (Li, Chou and Zhang, 2005) with nothing else: the seed sends every block
+// once, block b to receiver b mod N, and each receiver forwards the blocks
+// it got from the seed to the N - 1 others with sendfile(2) from its own
+// copy. Every uplink then carries at most one file's worth and every
+// downlink exactly one, in N concurrent TCP flows per host, as in a swarm.
 //
 // There is no hashing, no piece picking, no tracker, no adaptation to a
 // slow link and no repair of a lost peer (a dead receiver stalls the
-// others). What it measures is how close to size / link rate the emulated
-// LAN and the shared cores let any TCP swarm get; the gap between a real
-// system and this is that system's own cost.
+// others). Where a system is behind it, the gap is that system's own
+// cost; where it is far from size / link rate, the emulated LAN and the
+// shared cores cost a TCP swarm that much. It is not a lower bound: its
+// N - 1 flows per host, each of 1/(N - 1) of a link, do worse than an
+// adaptive swarm's bounded peer sets at N = 32-64 (docs/benchmarks.md).
 //
 //   swarmcast-bench-relay seed FILE --listen IP:PORT --clients N [--block BYTES]
 //   swarmcast-bench-relay recv SEED_IP:PORT --listen IP:PORT OUT
@@ -73,7 +75,7 @@ int Usage() {
       "usage: swarmcast-bench-relay seed FILE --listen IP:PORT --clients N [--block BYTES]\n"
       "       swarmcast-bench-relay recv SEED_IP:PORT --listen IP:PORT OUT\n"
       "Static Mutualcast: the seed sends block b to receiver b mod N, which\n"
-      "forwards it to the others. The benchmark's ideal-swarm reference.\n");
+      "forwards it to the others. The benchmark's relay reference.\n");
   return 2;
 }
 

@@ -392,10 +392,10 @@ def get_forward_supported(build):
 
 
 class Relay(System):
-    """The ideal TCP swarm (tools/bench/relay_bench.cc): static Mutualcast,
+    """The relay reference (tools/bench/relay_bench.cc): static Mutualcast,
     each receiver forwarding the seed's 1/N of the blocks to the others, no
-    hashing and no adaptation. Not a competitor but the reference: how near
-    size / rate this LAN and these cores let any TCP swarm come."""
+    hashing and no adaptation. Not a competitor: a TCP swarm with none of a
+    real system's costs, though not a bound (it loses at N = 32-64)."""
 
     name = "relay"
 
