@@ -23,6 +23,7 @@ class Proc:
         self.exit_code = None
         self.cpu_seconds = None  # user + system, from wait4()
         self.exited = threading.Event()
+        self.term_sent = False
         self.log = open(log_path, "w", buffering=1)
         full_env = dict(os.environ)
         full_env.update(env or {})
@@ -74,15 +75,26 @@ class Proc:
         with self.lock:
             return list(self.lines)
 
+    def terminate(self):
+        """SIGTERM, once: our tools take a second one as "stop now", and a
+        `swarmcast get` stopped that way prints no --json report."""
+        if self.exited.is_set() or self.term_sent:
+            return
+        self.term_sent = True
+        try:
+            os.killpg(self.pid, signal.SIGTERM)  # our own child's session, by id
+        except ProcessLookupError:
+            pass
+
     def stop(self, grace=3.0):
         if not self.exited.is_set():
-            for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+            self.terminate()
+            if not self.exited.wait(timeout=grace):
                 try:
-                    os.killpg(self.pid, sig)  # our own child's session, by id
+                    os.killpg(self.pid, signal.SIGKILL)
                 except ProcessLookupError:
-                    break
-                if self.exited.wait(timeout=wait):
-                    break
+                    pass
+                self.exited.wait(timeout=5.0)
         for t in self.threads:
             t.join(timeout=2)
         try:
@@ -104,11 +116,7 @@ class ProcSet:
     def stop_all(self, grace=3.0):
         # SIGTERM to all first, so that they wind down in parallel.
         for p in self.procs:
-            if not p.exited.is_set():
-                try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
+            p.terminate()
         for p in self.procs:
             p.stop(grace=grace)
         self.procs = []

@@ -92,6 +92,13 @@ def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build
     # After the stop: a seed reports its final upload counter when it ends.
     if system.seed is not None and res["status"] == "ok":
         res["seed_upload_bytes"] = system.seed_upload_bytes()
+    if res["status"] == "ok":
+        missing = system.missing_reports(
+            [i for i in range(1, n + 1) if not (fault and i in fault.excluded())])
+        if missing:
+            res["status"] = "no-report"
+            res["note"] = f"receivers {missing} printed no report when stopped; {res['note']}"
+            res["seconds"] = None
     # CPU time (user + system) of the whole life of each process, from
     # wait4(): the seed's includes its preparation (hashing, checking).
     if system.seed is not None:

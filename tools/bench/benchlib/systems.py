@@ -99,6 +99,12 @@ class System:
     def done_time(self, ctx, i):
         raise NotImplementedError
 
+    def missing_reports(self, receivers):
+        """Which of these receivers (1-based) printed no end-of-run report
+        after they were stopped; empty for a system whose receivers print
+        none."""
+        return []
+
     def failure(self, ctx):
         """A reason when a receiver or the seed died before the end."""
         for i, p in enumerate(self.receivers, 1):
@@ -353,6 +359,14 @@ class Swarmcast(System):
         if os.path.exists(ctx.recv_path(i)):
             return time.monotonic()
         return None
+
+    def missing_reports(self, receivers):
+        # `swarmcast get --json` prints its report on stdout when it ends,
+        # SIGTERM included: the run's push and duplicate figures come from it.
+        def reported(i):
+            return any(tag == "out" and text.startswith("{")
+                       for _, tag, text in self.receivers[i - 1].snapshot())
+        return [i for i in receivers if not reported(i)]
 
     def progress_of(self, ctx, i):
         out = []
