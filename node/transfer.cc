@@ -567,6 +567,7 @@ class Transfer {
     report_.downloaded_bytes = report_.downloaded_wire_bytes + report_.downloaded_push_bytes;
     report_.uploaded_bytes = report_.uploaded_wire_bytes + report_.uploaded_push_bytes;
     report_.failed_bytes = st.total_failed_bytes;
+    report_.redundant_bytes = st.total_redundant_bytes;
     snap_.role = IsGet() ? "get" : "seed";
     snap_.name = report_.name;
     snap_.info_hash = report_.info_hash;

@@ -221,6 +221,9 @@ struct TransferReport {
   std::int64_t uploaded_wire_bytes = 0;
   std::int64_t uploaded_push_bytes = 0;
   std::int64_t failed_bytes = 0;  // received bytes that failed a hash check
+  // Wire bytes that arrived for blocks already held (a block requested
+  // from two peers, or over the wire while the push channel brought it).
+  std::int64_t redundant_bytes = 0;
   int hash_failures = 0;
   int banned_peers = 0;
   int disk_errors = 0;  // file and storage errors libtorrent reported

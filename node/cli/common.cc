@@ -384,6 +384,7 @@ nlohmann::json ReportJson(const TransferReport& r) {
   j["downloaded_wire_bytes"] = r.downloaded_wire_bytes;
   j["downloaded_push_bytes"] = r.downloaded_push_bytes;
   j["failed_bytes"] = r.failed_bytes;
+  j["redundant_bytes"] = r.redundant_bytes;
   j["hash_failures"] = r.hash_failures;
   j["banned_peers"] = r.banned_peers;
   if (!r.sha256.empty()) {

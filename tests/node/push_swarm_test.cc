@@ -81,6 +81,9 @@ TEST_F(PushSwarmTest, SeedPushesToFourPeersAndEveryCopyIsIntact) {
         << j.dump();
     EXPECT_EQ(j["downloaded_push_bytes"], j["push"]["payload_bytes"]) << j.dump();
     EXPECT_GE(j["downloaded_bytes"].get<std::int64_t>(), std::int64_t{kSize}) << j.dump();
+    // Redundant bytes are wire bytes: part of downloaded_wire_bytes.
+    EXPECT_GE(j["redundant_bytes"].get<std::int64_t>(), 0) << j.dump();
+    EXPECT_LE(j["redundant_bytes"], j["downloaded_wire_bytes"]) << j.dump();
     EXPECT_TRUE(SameContent(payload_, Dir("peer" + std::to_string(i)) / "payload.bin"));
   }
   EXPECT_GT(pushed, 0) << "no piece came by push";
@@ -104,7 +107,7 @@ TEST_F(PushSwarmTest, SeedPushesToFourPeersAndEveryCopyIsIntact) {
       << sj.dump();
   // A seed's report has no fields of a download: no placeholder values.
   for (const char* key : {"complete", "download_seconds", "download_rate", "downloaded_bytes",
-                          "pieces_at_start", "failed_bytes", "hash_failures"}) {
+                          "pieces_at_start", "failed_bytes", "redundant_bytes", "hash_failures"}) {
     EXPECT_FALSE(sj.contains(key)) << key << " in " << sj.dump();
   }
   // The seed counts a piece once it is in the socket; a get that completes
