@@ -212,6 +212,10 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
                                                       : push::PushDownload::VerifiedCopy{};
     if (state.group) state.group->OnPieceVerified(piece, copy.forward);
   };
+  t.hooks.on_piece_requested = [&state](std::uint32_t piece) {
+    if (state.download) state.download->OnPieceRequested(piece);
+    if (state.group) state.group->OnPieceRequested(piece);
+  };
   t.hooks.on_hash_failed = [&state](std::uint32_t piece) {
     if (state.download) state.download->OnHashFailed(piece);
     if (state.group) state.group->OnHashFailed(piece);

@@ -85,7 +85,8 @@ lt::settings_pack LanSettings(const NetworkOptions& net) {
   p.set_str(sp::peer_fingerprint, "-SC0001-");
   p.set_int(sp::alert_mask, lt::alert_category::error | lt::alert_category::status |
                                 lt::alert_category::storage | lt::alert_category::peer |
-                                lt::alert_category::tracker | lt::alert_category::piece_progress);
+                                lt::alert_category::tracker | lt::alert_category::piece_progress |
+                                lt::alert_category::block_progress);
   p.set_int(sp::alert_queue_size, 100000);
   return p;
 }

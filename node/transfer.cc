@@ -338,6 +338,10 @@ class Transfer {
       if (o_.hooks.on_piece_verified) {
         o_.hooks.on_piece_verified(static_cast<std::uint32_t>(static_cast<int>(p->piece_index)));
       }
+    } else if (auto* p = lt::alert_cast<lt::block_downloading_alert>(a)) {
+      if (o_.hooks.on_piece_requested) {
+        o_.hooks.on_piece_requested(static_cast<std::uint32_t>(static_cast<int>(p->piece_index)));
+      }
     } else if (auto* p = lt::alert_cast<lt::hash_failed_alert>(a)) {
       ++report_.hash_failures;
       if (o_.hooks.on_hash_failed) {

@@ -249,7 +249,11 @@ bool operator==(const Piece& a, const Piece& b) {
          std::equal(a.payload.begin(), a.payload.end(), b.payload.begin(), b.payload.end());
 }
 
-FrameType TypeOf(const Message& m) noexcept { return static_cast<FrameType>(m.index() + 1); }
+FrameType TypeOf(const Message& m) noexcept {
+  // The variant follows the frame types up to PEERS; DIRECT is a Piece.
+  if (std::holds_alternative<Fetching>(m)) return FrameType::kFetching;
+  return static_cast<FrameType>(m.index() + 1);
+}
 
 std::size_t EncodedSize(const Message& m) noexcept {
   struct {
@@ -260,6 +264,7 @@ std::size_t EncodedSize(const Message& m) noexcept {
     std::size_t operator()(const Piece& p) const { return kPieceHeaderSize + p.payload.size(); }
     std::size_t operator()(const Bye& b) const { return 4 + kByeFixedLength + b.text.size(); }
     std::size_t operator()(const Listen&) const { return kListenFrameSize; }
+    std::size_t operator()(const Fetching&) const { return kHaveFrameSize; }
     std::size_t operator()(const Peers& m) const {
       std::size_t n = 4 + kPeersFixedLength;
       for (const PeerEndpoint& e : m.peers) n += PeerEntrySize(e.address.size());
@@ -304,17 +309,30 @@ EncodeResult EncodeHello(const Hello& m, std::span<std::uint8_t> out) {
   return size;
 }
 
-EncodeResult EncodeHave(const Have& m, std::span<std::uint8_t> out, const Geometry* geometry) {
+namespace {
+// HAVE and FETCHING: the prefix and one piece index.
+EncodeResult EncodePieceIndexFrame(FrameType type, std::uint32_t piece, std::span<std::uint8_t> out,
+                                   const Geometry* geometry) {
   if (geometry) {
-    if (std::error_code ec = CheckPieceIndex(*geometry, m.piece)) return Unexpected{ec};
+    if (std::error_code ec = CheckPieceIndex(*geometry, piece)) return Unexpected{ec};
   }
   if (out.size() < kHaveFrameSize) {
     return Unexpected{make_error_code(PushFrameErrc::kBufferTooSmall)};
   }
   FrameWriter w(out.data());
-  w.Prefix(kHaveLength, FrameType::kHave);
-  w.U32(m.piece);
+  w.Prefix(kHaveLength, type);
+  w.U32(piece);
   return kHaveFrameSize;
+}
+}  // namespace
+
+EncodeResult EncodeHave(const Have& m, std::span<std::uint8_t> out, const Geometry* geometry) {
+  return EncodePieceIndexFrame(FrameType::kHave, m.piece, out, geometry);
+}
+
+EncodeResult EncodeFetching(const Fetching& m, std::span<std::uint8_t> out,
+                            const Geometry* geometry) {
+  return EncodePieceIndexFrame(FrameType::kFetching, m.piece, out, geometry);
 }
 
 EncodeResult EncodePieceHeader(const PieceHeader& h, std::span<std::uint8_t> out,
@@ -408,6 +426,7 @@ EncodeResult EncodeMessage(const Message& m, std::span<std::uint8_t> out,
     EncodeResult operator()(const Bye& b) const { return EncodeBye(b, out); }
     EncodeResult operator()(const Listen& l) const { return EncodeListen(l, out); }
     EncodeResult operator()(const Peers& p) const { return EncodePeers(p, out); }
+    EncodeResult operator()(const Fetching& f) const { return EncodeFetching(f, out, geometry); }
   } encode{out, geometry};
   return std::visit(encode, m);
 }
@@ -512,6 +531,7 @@ std::error_code PushFrameDecoder::CheckFrame(const std::uint8_t* p, std::size_t 
     case FrameType::kHello:
       return CheckHello(p, have, len);
     case FrameType::kHave:
+    case FrameType::kFetching:
       if (len != kHaveLength) return PushFrameErrc::kLengthMismatch;
       if (!geometry_) return PushFrameErrc::kNoGeometry;
       if (have < kHaveFrameSize) return {};
@@ -627,6 +647,8 @@ Message PushFrameDecoder::Build(const std::uint8_t* p, std::uint32_t len) {
     }
     case FrameType::kHave:
       return Have{Load32(body)};
+    case FrameType::kFetching:
+      return Fetching{Load32(body)};
     case FrameType::kPiece:
     case FrameType::kDirect:
       return Piece{Load32(body), Load32(body + 4),

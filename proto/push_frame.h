@@ -1,11 +1,12 @@
 // The push channel: length-prefixed, versioned frames between a seed's push
 // sender and a LAN peer's receiver (docs/protocol.md has the byte layout).
-// Seven messages: HELLO (subscribe, with the sender's bitfield and, in a
+// Eight messages: HELLO (subscribe, with the sender's bitfield and, in a
 // private swarm, its token), HAVE (one more piece), PIECE (one chunk: a
 // byte range of one piece, payload after an 18-byte header), DIRECT (a
 // PIECE the subscriber keeps and does not forward), BYE (reason code and
-// text), LISTEN (a subscriber forwards pushes on this port) and PEERS (the
-// seed's list of the group's forwarders).
+// text), LISTEN (a subscriber forwards pushes on this port), PEERS (the
+// seed's list of the group's forwarders) and FETCHING (a subscriber gets
+// this piece over the BitTorrent wire: do not push it).
 //
 // Encoders write into a caller's buffer and check their own inputs. The
 // decoder is incremental: Feed() bytes split anywhere, Next() returns
@@ -33,8 +34,8 @@ namespace swarmcast::proto {
 
 // 2: HELLO carries a token; pieces travel in chunks of at most
 // kMaxChunkLength. 3: LISTEN and PEERS, for forwarding between
-// subscribers. 4: DIRECT (docs/protocol.md, "Versions").
-inline constexpr std::uint8_t kPushProtocolVersion = 4;
+// subscribers. 4: DIRECT. 5: FETCHING (docs/protocol.md, "Versions").
+inline constexpr std::uint8_t kPushProtocolVersion = 5;
 // length:u32, version:u8, type:u8. The length counts the bytes after itself.
 inline constexpr std::size_t kFramePrefixSize = 6;
 inline constexpr std::size_t kHaveFrameSize = kFramePrefixSize + 4;
@@ -70,6 +71,7 @@ enum class FrameType : std::uint8_t {
   // seed sent the piece to every subscriber lacking it (a fan-out batch),
   // so forwarding it too would only send duplicates.
   kDirect = 7,
+  kFetching = 8,
 };
 
 enum class HashKind : std::uint8_t {
@@ -107,7 +109,7 @@ enum class PushFrameErrc {
   kSpareBitsSet,       // bits past piece_count in the last bitfield byte
   kGeometryMismatch,   // HELLO geometry differs from the configured one
   kDuplicateHello,     // a second HELLO on one stream
-  kNoGeometry,         // HAVE/PIECE before any geometry is known
+  kNoGeometry,         // HAVE/FETCHING/PIECE before any geometry is known
   kIndexOutOfRange,    // piece index >= piece_count
   kEmptyPiece,         // PIECE with length 0
   kRangeOutsidePiece,  // offset + length beyond the piece's real size
@@ -233,8 +235,17 @@ struct Peers {
   friend bool operator==(const Peers&, const Peers&) = default;
 };
 
-// The variant's order is the frame type's order (TypeOf relies on it).
-using Message = std::variant<Hello, Have, Piece, Bye, Listen, Peers>;
+// Subscriber -> sender: this node has asked BitTorrent peers for `piece`,
+// so a push of it would arrive twice (libtorrent does not cancel a
+// request when another path brings the block). Not a copy: the piece may
+// still be lacking, and HAVE follows once it is verified.
+struct Fetching {
+  std::uint32_t piece = 0;
+
+  friend bool operator==(const Fetching&, const Fetching&) = default;
+};
+
+using Message = std::variant<Hello, Have, Piece, Bye, Listen, Peers, Fetching>;
 
 FrameType TypeOf(const Message& m) noexcept;
 
@@ -243,7 +254,7 @@ FrameType TypeOf(const Message& m) noexcept;
 // Each encoder writes one whole frame at the start of `out` and returns the
 // number of bytes written, or an error with nothing promised about `out`:
 // kBufferTooSmall, or the error the decoder would report for the same
-// fields. With a `geometry`, HAVE and PIECE indices and ranges are checked
+// fields. With a `geometry`, HAVE, FETCHING and PIECE indices and ranges are checked
 // against it; without one only what holds for every geometry is checked
 // (length > 0, offset + length <= kMaxPieceLength).
 using EncodeResult = Result<std::size_t, std::error_code>;
@@ -264,6 +275,8 @@ EncodeResult EncodePiece(const Piece& m, std::span<std::uint8_t> out,
 EncodeResult EncodeBye(const Bye& m, std::span<std::uint8_t> out);
 EncodeResult EncodeListen(const Listen& m, std::span<std::uint8_t> out);
 EncodeResult EncodePeers(const Peers& m, std::span<std::uint8_t> out);
+EncodeResult EncodeFetching(const Fetching& m, std::span<std::uint8_t> out,
+                            const Geometry* geometry = nullptr);
 EncodeResult EncodeMessage(const Message& m, std::span<std::uint8_t> out,
                            const Geometry* geometry = nullptr);
 
@@ -282,8 +295,8 @@ using DecodeResult = std::variant<NeedMore, Message, std::error_code>;
 
 // Incremental decoder for one direction of one push-channel connection.
 //
-// Geometry: with a configured geometry, HAVE and PIECE are checked against
-// it and a HELLO must carry exactly it. Without one, HAVE and PIECE are
+// Geometry: with a configured geometry, HAVE, FETCHING and PIECE are checked against
+// it and a HELLO must carry exactly it. Without one, HAVE, FETCHING and PIECE are
 // rejected (kNoGeometry) until a HELLO has been decoded; that HELLO's
 // geometry then applies. A second HELLO is an error either way, as is any
 // byte after a BYE.

@@ -75,6 +75,12 @@ void ForwardGroup::OnPieceVerified(std::uint32_t piece, bool to_forward) {
   if (missing_ == 0) StopPeerChannels("download complete");
 }
 
+void ForwardGroup::OnPieceRequested(std::uint32_t piece) {
+  for (auto& [endpoint, d] : peers_) {
+    if (d) d->OnPieceRequested(piece);
+  }
+}
+
 void ForwardGroup::OnSeedChannelEnded() {
   if (seed_gone_ || stopped_) return;
   seed_gone_ = true;

@@ -92,6 +92,9 @@ class ForwardGroup {
   // and it came as PIECE frames, which ask for it to be forwarded (a
   // DIRECT copy reached the rest of the group from the seed already).
   void OnPieceVerified(std::uint32_t piece, bool to_forward);
+  // libtorrent asked a peer for `piece`: every forwarder channel is told
+  // (PushDownload::OnPieceRequested).
+  void OnPieceRequested(std::uint32_t piece);
   void OnHashFailed(std::uint32_t piece);
   // The seed's channel ended on the seed's side (it left, or cut us off):
   // from now on every verified piece is forwarded, DIRECT ones and those

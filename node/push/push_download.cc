@@ -100,6 +100,15 @@ void PushDownload::SendListen(std::uint16_t port) {
   if (receiver_) receiver_->SendListen(port);
 }
 
+void PushDownload::OnPieceRequested(std::uint32_t piece) {
+  if (!receiver_ || piece >= verified_.size() || verified_[piece] || pushed_.contains(piece))
+    return;
+  if (fetching_.empty()) fetching_.assign(verified_.size(), false);
+  if (fetching_[piece]) return;
+  fetching_[piece] = true;
+  receiver_->NotifyFetching(piece);
+}
+
 void PushDownload::OnHashFailed(std::uint32_t piece) {
   if (!pushed_.contains(piece)) return;  // came from a peer: not ours to judge
   Release(piece);

@@ -73,6 +73,9 @@ class PushDownload {
   };
   VerifiedCopy OnPieceVerified(std::uint32_t piece);
   void OnHashFailed(std::uint32_t piece);
+  // libtorrent requested a block of `piece` over the wire: the sender is
+  // told once, so that it does not push that piece here too.
+  void OnPieceRequested(std::uint32_t piece);
   // Every progress tick: the payload bytes that came over the BitTorrent
   // wire so far (they count against the receiver's rate limit), and the
   // time (for kHandOverTimeout).
@@ -119,6 +122,7 @@ class PushDownload {
   std::int64_t wire_seen_ = 0;
   int hash_failures_ = 0;
   std::uint64_t duplicates_ = 0;
+  std::vector<bool> fetching_;  // told the sender libtorrent fetches it
   std::string end_reason_;
 };
 

@@ -104,6 +104,16 @@ void PushReceiver::NotifyHave(std::uint32_t piece) {
   Wake();
 }
 
+void PushReceiver::NotifyFetching(std::uint32_t piece) {
+  if (piece >= identity_.geometry().piece_count) return;
+  {
+    MutexLock lock(mutex_);
+    if (have_[piece]) return;
+  }
+  QueueFrame(proto::Fetching{piece});
+  Wake();
+}
+
 void PushReceiver::SendListen(std::uint16_t port) {
   if (port == 0) return;
   QueueFrame(proto::Listen{port});
@@ -186,9 +196,10 @@ bool PushReceiver::OnMessage(proto::Message& m, std::string* why) {
     if (options_.on_peers) options_.on_peers(std::move(endpoints));
     return true;
   }
-  if (std::holds_alternative<proto::Listen>(m)) {
-    *why = "the seed sent LISTEN, which only a subscriber sends";
-    QueueFrame(ByeFor(proto::ByeReason::kProtocolError, "unexpected LISTEN"));
+  if (std::holds_alternative<proto::Listen>(m) || std::holds_alternative<proto::Fetching>(m)) {
+    const char* name = std::holds_alternative<proto::Listen>(m) ? "LISTEN" : "FETCHING";
+    *why = std::string("the seed sent ") + name + ", which only a subscriber sends";
+    QueueFrame(ByeFor(proto::ByeReason::kProtocolError, std::string("unexpected ") + name));
     return false;
   }
   auto* chunk = std::get_if<proto::Piece>(&m);

@@ -23,7 +23,7 @@
 // reason, and the download goes on from peers.
 //
 // Threading: one receive thread, started by Start(); `on_piece`,
-// `on_subscribed` and `on_end` run on it. NotifyHave(), Release(),
+// `on_subscribed` and `on_end` run on it. NotifyHave(), NotifyFetching(), Release(),
 // ChargeRate(), stats() and the destructor are safe from any thread.
 #pragma once
 
@@ -118,6 +118,10 @@ class PushReceiver {
   // This node verified `piece` (from anywhere): tell the seed, and drop
   // chunks of it that still arrive.
   void NotifyHave(std::uint32_t piece);
+  // This node asked BitTorrent peers for `piece`: the seed is told
+  // (FETCHING) so that it does not push it too. Pushed chunks of it that
+  // still arrive are kept: whichever copy is whole first is used.
+  void NotifyFetching(std::uint32_t piece);
   // Tells the seed this node forwards pushed pieces on `port` (LISTEN).
   void SendListen(std::uint16_t port);
   // A piece handed to on_piece is written, failed or dropped: its `bytes`

@@ -64,6 +64,7 @@ void PushScheduler::AddSubscriber(SubscriberId id, const std::vector<bool>& have
   Subscriber& s = subscribers_[id];
   s.have.assign(piece_count_, false);
   s.in_flight.assign(piece_count_, false);
+  s.fetching.assign(piece_count_, false);
   const auto n = std::min<std::size_t>(have.size(), piece_count_);
   for (PieceIndex p = 0; p < n; ++p) {
     if (have[p]) SetHave(s, p, true);
@@ -105,6 +106,12 @@ void PushScheduler::OnSent(SubscriberId id, PieceIndex piece) {
   s.have[piece] = true;
   Adjust(s, piece, before);
   if (!before && assigned_[piece] != id) ChangeBacklog(piece, false);
+}
+
+void PushScheduler::OnFetching(SubscriberId id, PieceIndex piece) {
+  auto it = subscribers_.find(id);
+  if (it == subscribers_.end() || piece >= piece_count_) return;
+  it->second.fetching[piece] = true;
 }
 
 void PushScheduler::OnSendFailed(SubscriberId id, PieceIndex piece) {
@@ -167,7 +174,7 @@ std::optional<PushBatch> PushScheduler::AssignNextUnforwarded(std::span<const Su
     SubscriberId best_id = 0;
     for (SubscriberId id : ready) {
       auto it = subscribers_.find(id);
-      if (it == subscribers_.end() || Holds(it->second, p)) continue;
+      if (it == subscribers_.end() || !Wants(it->second, p)) continue;
       if (!best || it->second.backlog < best->backlog) {
         best = &it->second;
         best_id = id;
@@ -219,7 +226,8 @@ std::optional<PushBatch> PushScheduler::CoverNextPiece(std::span<const Subscribe
 
 // Every piece has a copy somewhere: the scan goes on in disk order, and the
 // next piece that a ready subscriber lacks goes to every ready subscriber
-// lacking it, so one read of the piece serves them all. A subscriber busy
+// lacking it, so one read of the piece serves them all. (Lacking here: not
+// held and not asked for over the wire, OnFetching.) A subscriber busy
 // at that moment gets the piece on a later cycle. (Rarest-first here would
 // jump around the file and, once the file outgrows the page cache, read
 // each piece from disk once per subscriber.)
@@ -230,7 +238,7 @@ std::optional<PushBatch> PushScheduler::FanOutNextPiece(std::span<const Subscrib
     if (!source_[p]) continue;
     for (SubscriberId id : ready) {
       auto it = subscribers_.find(id);
-      if (it != subscribers_.end() && !Holds(it->second, p)) {
+      if (it != subscribers_.end() && Wants(it->second, p)) {
         chosen = p;
         break;
       }
@@ -240,7 +248,7 @@ std::optional<PushBatch> PushScheduler::FanOutNextPiece(std::span<const Subscrib
   PushBatch batch{*chosen, {}};
   for (SubscriberId id : ready) {
     auto it = subscribers_.find(id);
-    if (it == subscribers_.end() || Holds(it->second, *chosen)) continue;
+    if (it == subscribers_.end() || !Wants(it->second, *chosen)) continue;
     if (std::find(batch.targets.begin(), batch.targets.end(), id) != batch.targets.end()) continue;
     SetInFlight(it->second, *chosen, true);
     batch.targets.push_back(id);

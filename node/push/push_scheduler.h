@@ -9,7 +9,11 @@
 // ready subscriber lacks goes to every ready subscriber lacking it, in one
 // fan-out batch, so one read serves them all. The scan resumes after the
 // last piece chosen, so a late subscriber starts wherever the scan is and
-// wraps around, and disk reads stay sequential.
+// wraps around, and disk reads stay sequential. A piece a subscriber has
+// asked BitTorrent peers for (FETCHING) is not fanned out to it: libtorrent
+// does not cancel its request when the push brings the piece first, so
+// both copies would use its downlink (measured: 13-17% of the file
+// arrived twice with the seed on a 4x faster link, session 13).
 //
 // A forwarder (a subscriber that re-serves what the seed assigned it to the
 // rest of its group, docs/architecture.md "Forwarding") runs the same
@@ -86,6 +90,11 @@ class PushScheduler {
   void OnSent(SubscriberId id, PieceIndex piece);
   // Sending `piece` failed (dropped, disconnected): release it.
   void OnSendFailed(SubscriberId id, PieceIndex piece);
+  // The subscriber asked BitTorrent peers for `piece` (a FETCHING frame):
+  // no batch brings it to that subscriber from now on, since the wire's
+  // copy would arrive as well. Not a copy, so the cover pass still counts
+  // it as lacking there; its HAVE comes once the wire delivered it.
+  void OnFetching(SubscriberId id, PieceIndex piece);
 
   // The next batch for the subscribers in `ready` (those with room for a
   // new frame), or nothing when none of them lacks a piece that is not
@@ -120,13 +129,17 @@ class PushScheduler {
   struct Subscriber {
     std::vector<bool> have;
     std::vector<bool> in_flight;
-    std::uint32_t held = 0;     // pieces in have or in_flight
-    std::uint64_t backlog = 0;  // see backlog()
+    std::vector<bool> fetching;  // asked for over the wire (OnFetching)
+    std::uint32_t held = 0;      // pieces in have or in_flight
+    std::uint64_t backlog = 0;   // see backlog()
   };
   static constexpr SubscriberId kNobody = ~SubscriberId{0};
 
   // Holds = has the piece or it is in flight to it; copies_ counts holders.
   bool Holds(const Subscriber& s, PieceIndex p) const { return s.have[p] || s.in_flight[p]; }
+  // Whether a push of `p` to it would be of use: it neither holds the
+  // piece nor fetches it over the wire.
+  bool Wants(const Subscriber& s, PieceIndex p) const { return !Holds(s, p) && !s.fetching[p]; }
   void SetHave(Subscriber& s, PieceIndex p, bool value);
   void SetInFlight(Subscriber& s, PieceIndex p, bool value);
   void Adjust(Subscriber& s, PieceIndex p, bool held_before);

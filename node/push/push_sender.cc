@@ -376,6 +376,8 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
   }
   if (auto* have = std::get_if<proto::Have>(&m)) {
     scheduler_.OnHave(id, have->piece);
+  } else if (auto* fetching = std::get_if<proto::Fetching>(&m)) {
+    scheduler_.OnFetching(id, fetching->piece);
   } else if (std::holds_alternative<proto::Bye>(m)) {
     Drop(id, LeaveKind::kLeft, "said BYE");
   } else if (auto* listen = std::get_if<proto::Listen>(&m); listen && !options_.forwarder) {

@@ -258,6 +258,8 @@ TEST(PushFrameRoundTrip, EveryMessage) {
 
   ExpectRoundTrip(Have{0});
   ExpectRoundTrip(Have{9});
+  ExpectRoundTrip(Fetching{0});
+  ExpectRoundTrip(Fetching{9});
 
   const Bytes payload(16384, 0x5A);
   ExpectRoundTrip(Piece{0, 0, payload});
@@ -312,8 +314,9 @@ TEST(PushFrameRoundTrip, DirectDiffersFromPieceOnlyInItsTypeByte) {
 
 TEST(PushFrameEncode, BufferSizeBoundaries) {
   const Bytes payload(100, 1);
-  const std::vector<Message> messages = {MakeHello(), MakeHello(HashKind::kSha256), Have{1},
-                                         Piece{1, 0, payload}, Bye{2, "bye"}};
+  const std::vector<Message> messages = {MakeHello(),   MakeHello(HashKind::kSha256),
+                                         Have{1},       Piece{1, 0, payload},
+                                         Bye{2, "bye"}, Fetching{1}};
   for (const Message& m : messages) {
     const std::size_t size = EncodedSize(m);
     EXPECT_FALSE(EncodeError(m, &kGeo, size));
@@ -334,6 +337,7 @@ TEST(PushFrameEncode, BufferSizeBoundaries) {
   with_token.token = "s3cret";
   EXPECT_EQ(EncodedSize(with_token), EncodedSize(MakeHello()) + 6);
   EXPECT_EQ(EncodedSize(Have{}), 10u);
+  EXPECT_EQ(EncodedSize(Fetching{}), 10u);
   EXPECT_EQ(EncodedSize(Piece{1, 0, payload}), 118u);
   EXPECT_EQ(EncodedSize(Bye{2, "bye"}), 11u);
 }
@@ -379,6 +383,8 @@ TEST(PushFrameEncode, ChecksHaveAndPiece) {
   EXPECT_FALSE(EncodeError(Have{0xFFFFFFFF}));  // nothing to check against
   const Geometry bad{0, 16384, 1};
   EXPECT_EQ(EncodeError(Have{0}, &bad), PushFrameErrc::kBadPieceCount);
+  EXPECT_FALSE(EncodeError(Fetching{9}, &kGeo));
+  EXPECT_EQ(EncodeError(Fetching{10}, &kGeo), PushFrameErrc::kIndexOutOfRange);
 
   const Bytes payload(kLastPieceSize + 1, 7);
   const auto first = [&](std::size_t n) { return std::span(payload).first(n); };
@@ -450,18 +456,18 @@ TEST(PushFrameDecode, FrameLengthBoundaries) {
 }
 
 TEST(PushFrameDecode, VersionAndTypeCheckedAtSixBytes) {
-  for (std::uint8_t version : {0, 1, 2, 3, 5, 255}) {
+  for (std::uint8_t version : {0, 1, 2, 3, 4, 6, 255}) {
     const Bytes f = Frame(2, Raw{}.U32(1).b, version);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 6))), PushFrameErrc::kBadVersion);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 5))), std::error_code{});
   }
-  for (std::uint8_t type : {0, 8, 255}) {
+  for (std::uint8_t type : {0, 9, 255}) {
     const Bytes f = Frame(type, Raw{}.U32(1).b);
     EXPECT_EQ(ErrorOf(FeedPrefix(Prefix(f, 6))), PushFrameErrc::kUnknownType) << int{type};
     EXPECT_EQ(DecodeError(f), PushFrameErrc::kUnknownType);
   }
   // Within the limit but huge: the type is still judged before the body.
-  EXPECT_EQ(ErrorOf(FeedPrefix(Raw{}.U32(1000000).U8(kPushProtocolVersion).U8(9).b)),
+  EXPECT_EQ(ErrorOf(FeedPrefix(Raw{}.U32(1000000).U8(kPushProtocolVersion).U8(10).b)),
             PushFrameErrc::kUnknownType);
 }
 
@@ -568,6 +574,14 @@ TEST(PushFrameDecode, HaveBoundaries) {
   EXPECT_EQ(DecodeError(Frame(2, Raw{}.U32(10).b)), PushFrameErrc::kIndexOutOfRange);
   EXPECT_EQ(DecodeError(Frame(2, Raw{}.U32(0xFFFFFFFF).b)), PushFrameErrc::kIndexOutOfRange);
   EXPECT_EQ(DecodeError(Frame(2, Raw{}.U16(0).U8(1).b)), PushFrameErrc::kLengthMismatch);
+  // FETCHING has HAVE's layout and checks.
+  Outcome f = Decode(Frame(8, Raw{}.U32(9).b));
+  ASSERT_FALSE(f.error);
+  EXPECT_TRUE(f.messages.at(0) == Message(Fetching{9}));
+  EXPECT_EQ(TypeOf(f.messages.at(0)), FrameType::kFetching);
+  EXPECT_EQ(DecodeError(Frame(8, Raw{}.U32(10).b)), PushFrameErrc::kIndexOutOfRange);
+  EXPECT_EQ(DecodeError(Frame(8, Raw{}.U32(1).U8(0).b)), PushFrameErrc::kLengthMismatch);
+  EXPECT_EQ(DecodeError(Frame(8, Raw{}.U32(0).b), std::nullopt), PushFrameErrc::kNoGeometry);
   EXPECT_EQ(DecodeError(Frame(2, Raw{}.U32(1).U8(0).b)), PushFrameErrc::kLengthMismatch);
   EXPECT_EQ(DecodeError(Frame(2, {})), PushFrameErrc::kLengthMismatch);
 }
@@ -1024,6 +1038,7 @@ TEST(PushFrameDocs, HexDumpsMatchTheEncoder) {
       {"hello-sha1", v1},
       {"hello-sha256", v2},
       {"have", Have{9}},
+      {"fetching", Fetching{9}},
       {"piece", Piece{9, 2536, payload}},
       {"bye", Bye{static_cast<std::uint16_t>(ByeReason::kTooSlow), "too slow: 12 KiB/s"}},
       {"listen", Listen{7001}},

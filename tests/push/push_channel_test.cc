@@ -105,6 +105,58 @@ TEST_F(PushChannelTest, PiecesTheReceiverHasAreNotPushed) {
   EXPECT_EQ(sender->stats().pieces_sent, 20u + 41u);
 }
 
+// A subscriber that says it fetches a piece over the BitTorrent wire
+// (FETCHING) is not pushed that piece: libtorrent would not cancel its
+// request, and both copies would use its downlink.
+TEST_F(PushChannelTest, PiecesTheSubscriberFetchesAreNotPushedToIt) {
+  auto sender = StartSender(FanoutKind::kSplice);
+  ASSERT_TRUE(sender);
+  const std::uint32_t pieces = geometry().piece_count;  // 41
+  // One subscriber holds everything, so every piece has a copy and the
+  // seed's scan fans out rather than covering.
+  Sink full;
+  auto holder = Receive(sender->port(), full, std::vector<bool>(pieces, true));
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 1u; }));
+  // A raw subscriber with nothing: HELLO and FETCHING for every odd piece
+  // in one write, so the seed has read both before it schedules.
+  auto fd = ConnectTcp("127.0.0.1:" + std::to_string(sender->port()), 2000);
+  ASSERT_TRUE(fd.ok());
+  timeval limit{20, 0};
+  ::setsockopt(fd->get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  proto::Hello hello;
+  hello.info_hash = source_.info_hash;
+  hello.geometry = geometry();
+  hello.bitfield.assign(proto::BitfieldSize(pieces), 0);
+  std::string out = Encode(hello);
+  for (std::uint32_t p = 1; p < pieces; p += 2) out += Encode(proto::Fetching{p});
+  ASSERT_EQ(::send(fd->get(), out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+  // The scan goes in disk order over one stream, so once the last even
+  // piece (40) is in, any odd piece pushed to it would already be here.
+  proto::PushFrameDecoder decoder({}, geometry());
+  std::set<std::uint32_t> got;
+  bool last_even = false;
+  while (!last_even) {
+    auto room = decoder.PrepareWrite(64 << 10);
+    const ssize_t n = ::recv(fd->get(), room.data(), room.size(), 0);
+    ASSERT_GT(n, 0) << "the seed stopped sending after pieces " << ::testing::PrintToString(got);
+    decoder.Commit(static_cast<std::size_t>(n));
+    for (auto next = decoder.Next(); std::holds_alternative<proto::Message>(next);
+         next = decoder.Next()) {
+      const auto* chunk = std::get_if<proto::Piece>(&std::get<proto::Message>(next));
+      if (!chunk) continue;  // the seed's HELLO
+      got.insert(chunk->piece);
+      const std::uint32_t end = chunk->offset + static_cast<std::uint32_t>(chunk->payload.size());
+      if (chunk->piece == pieces - 1 && end == proto::PieceSize(geometry(), chunk->piece)) {
+        last_even = true;
+      }
+    }
+    ASSERT_FALSE(std::holds_alternative<std::error_code>(decoder.Next()));
+  }
+  std::set<std::uint32_t> even;
+  for (std::uint32_t p = 0; p < pieces; p += 2) even.insert(p);
+  EXPECT_EQ(got, even);
+}
+
 TEST_F(PushChannelTest, WrongInfoHashEndsTheChannel) {
   auto sender = StartSender(FanoutKind::kCopy);
   ASSERT_TRUE(sender);
@@ -182,6 +234,7 @@ TEST_F(PushChannelTest, ReceiverDropsChannelOnBadFrames) {
       {good_hello + piece_header(0, kPieceLength - 8, 16), "bad frame"},
       {good_hello + std::string("\xff\xff\xff\xff", 4), "bad frame"},
       {good_hello + std::string("\0\0\0\x02\x09\x01", 6), "bad frame"},
+      {good_hello + Encode(proto::Fetching{3}), "FETCHING"},
   };
   for (const auto& c : cases) {
     FakeSeed seed(c.bytes);

@@ -72,6 +72,42 @@ TEST(PushScheduler, AfterFirstPassNextPieceInScanOrderFansOutToAllWhoLackIt) {
   EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{1, 4}));
 }
 
+TEST(PushScheduler, APieceFetchedOverTheWireIsNotFannedOutToThatSubscriber) {
+  PushScheduler s(3);
+  s.AddSubscriber(1, {true, true, true});
+  s.AddSubscriber(2, {false, false, false});
+  s.AddSubscriber(3, {false, false, false});
+  s.OnFetching(2, 0);
+  s.OnFetching(3, 0);
+  s.OnFetching(3, 1);
+  s.OnFetching(3, 7);  // out of range: ignored
+  s.OnFetching(9, 1);  // unknown subscriber: ignored
+  // Not a copy: the counts are those of the holder alone.
+  EXPECT_EQ(s.copies(0), 1u);
+  EXPECT_EQ(s.copies(1), 1u);
+  // p0 is wanted by nobody (both fetch it), p1 by 2 only, p2 by both.
+  auto b = s.NextBatch(std::vector<SubscriberId>{1, 2, 3});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 1u);
+  EXPECT_THAT(b->targets, ElementsAre(2));
+  b = s.NextBatch(std::vector<SubscriberId>{1, 3});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 2u);
+  EXPECT_THAT(b->targets, ElementsAre(3));
+  EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{1})) << "1 holds every piece";
+  s.OnSent(2, 1);
+  s.OnSent(3, 2);
+  b = s.NextBatch(std::vector<SubscriberId>{1, 2, 3});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 2u);
+  EXPECT_THAT(b->targets, ElementsAre(2));
+  s.OnSent(2, 2);
+  EXPECT_FALSE(s.NextBatch(std::vector<SubscriberId>{1, 2, 3})) << "p0 comes over the wire";
+  EXPECT_FALSE(s.IsComplete(2));
+  s.OnHave(2, 0);  // the wire delivered it
+  EXPECT_EQ(s.copies(0), 2u);
+}
+
 TEST(PushScheduler, LateJoinerStartsAtCursorAndWrapsAround) {
   PushScheduler s(8);
   s.AddSubscriber(1, None(8));
