@@ -135,6 +135,9 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
     log.Info("push: not subscribing (" + state.why_not + ")");
     return;
   }
+  if (auto parsed = proto::ParseEndpoint(state.endpoint)) {
+    state.endpoint_host = push::SubscriberAddresses::Normalize(parsed->host);
+  }
   push::PushIdentity identity;
   identity.info_hash = InfoHashBytes(info_hash_hex);
   identity.layout = std::move(layout);
@@ -212,7 +215,13 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
                                                       : push::PushDownload::VerifiedCopy{};
     if (state.group) state.group->OnPieceVerified(piece, copy.forward);
   };
-  t.hooks.on_piece_requested = [&state](std::uint32_t piece) {
+  t.hooks.on_piece_requested = [&state](std::uint32_t piece, const std::string& peer_ip) {
+    // A push sender this get subscribes to keeps it off its own wire
+    // (node/wire_gate.h): such a request is refused, and the piece is to
+    // come by push. With --forward every peer may be one.
+    const std::string ip = push::SubscriberAddresses::Normalize(peer_ip);
+    if (state.download && state.download->active() && ip == state.endpoint_host) return;
+    if (state.group && state.group->SubscribedTo(ip)) return;
     if (state.download) state.download->OnPieceRequested(piece);
     if (state.group) state.group->OnPieceRequested(piece);
   };

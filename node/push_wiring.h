@@ -68,8 +68,9 @@ struct GetPushSettings {
 
 // What a download did with the push channel, for the report.
 struct GetPush {
-  std::string endpoint;  // empty: not subscribed
-  std::string why_not;   // when not subscribed
+  std::string endpoint;       // empty: not subscribed
+  std::string endpoint_host;  // its address, normalized (SubscriberAddresses)
+  std::string why_not;        // when not subscribed
   std::unique_ptr<push::PushDownload> download;
   // Forwarding (node/push/forward_group.h); null without --forward.
   std::unique_ptr<push::ForwardGroup> group;

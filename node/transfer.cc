@@ -340,7 +340,8 @@ class Transfer {
       }
     } else if (auto* p = lt::alert_cast<lt::block_downloading_alert>(a)) {
       if (o_.hooks.on_piece_requested) {
-        o_.hooks.on_piece_requested(static_cast<std::uint32_t>(static_cast<int>(p->piece_index)));
+        o_.hooks.on_piece_requested(static_cast<std::uint32_t>(static_cast<int>(p->piece_index)),
+                                    p->endpoint.address().to_string());
       }
     } else if (auto* p = lt::alert_cast<lt::hash_failed_alert>(a)) {
       ++report_.hash_failures;

@@ -88,9 +88,9 @@ struct TransferHooks {
   std::function<void(const PieceFeed&)> on_ready;              // after the initial check
   std::function<void(std::uint32_t piece)> on_piece_verified;  // any source
   std::function<void(std::uint32_t piece)> on_hash_failed;     // any source
-  // libtorrent asked a peer for a block of `piece` (once per request;
-  // with block_progress alerts on, which this hook turns on).
-  std::function<void(std::uint32_t piece)> on_piece_requested;
+  // libtorrent asked the peer at `peer_ip` (numeric) for a block of
+  // `piece`, once per request.
+  std::function<void(std::uint32_t piece, const std::string& peer_ip)> on_piece_requested;
   std::function<void()> on_stop;  // before the session goes away: stop feeding
   // Every progress tick (500 ms): the payload bytes received over the
   // BitTorrent wire so far (the push receiver counts them against

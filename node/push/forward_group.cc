@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "node/push/subscriber_addresses.h"
+#include "proto/endpoint.h"
+
 namespace swarmcast::push {
 namespace {
 
@@ -79,6 +82,16 @@ void ForwardGroup::OnPieceRequested(std::uint32_t piece) {
   for (auto& [endpoint, d] : peers_) {
     if (d) d->OnPieceRequested(piece);
   }
+}
+
+bool ForwardGroup::SubscribedTo(std::string_view ip) const {
+  for (const auto& [endpoint, d] : peers_) {
+    auto parsed = proto::ParseEndpoint(endpoint);
+    if (d && d->active() && parsed && SubscriberAddresses::Normalize(parsed->host) == ip) {
+      return true;
+    }
+  }
+  return false;
 }
 
 void ForwardGroup::OnSeedChannelEnded() {

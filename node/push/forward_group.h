@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "node/push/fanout_backend.h"
@@ -95,6 +96,9 @@ class ForwardGroup {
   // libtorrent asked a peer for `piece`: every forwarder channel is told
   // (PushDownload::OnPieceRequested).
   void OnPieceRequested(std::uint32_t piece);
+  // Whether this node subscribes to a forwarder at `ip` (numeric,
+  // normalized as SubscriberAddresses does).
+  bool SubscribedTo(std::string_view ip) const;
   void OnHashFailed(std::uint32_t piece);
   // The seed's channel ended on the seed's side (it left, or cut us off):
   // from now on every verified piece is forwarded, DIRECT ones and those

@@ -108,10 +108,17 @@ void PushScheduler::OnSent(SubscriberId id, PieceIndex piece) {
   if (!before && assigned_[piece] != id) ChangeBacklog(piece, false);
 }
 
-void PushScheduler::OnFetching(SubscriberId id, PieceIndex piece) {
+bool PushScheduler::OnFetching(SubscriberId id, PieceIndex piece) {
+  auto it = subscribers_.find(id);
+  if (it == subscribers_.end() || piece >= piece_count_ || it->second.fetching[piece]) return false;
+  it->second.fetching[piece] = true;
+  return true;
+}
+
+void PushScheduler::OnFetchingExpired(SubscriberId id, PieceIndex piece) {
   auto it = subscribers_.find(id);
   if (it == subscribers_.end() || piece >= piece_count_) return;
-  it->second.fetching[piece] = true;
+  it->second.fetching[piece] = false;
 }
 
 void PushScheduler::OnSendFailed(SubscriberId id, PieceIndex piece) {

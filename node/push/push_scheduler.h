@@ -94,7 +94,12 @@ class PushScheduler {
   // no batch brings it to that subscriber from now on, since the wire's
   // copy would arrive as well. Not a copy, so the cover pass still counts
   // it as lacking there; its HAVE comes once the wire delivered it.
-  void OnFetching(SubscriberId id, PieceIndex piece);
+  // Returns whether the mark is new (false: unknown id, out of range, or
+  // marked already).
+  bool OnFetching(SubscriberId id, PieceIndex piece);
+  // The mark has been held long enough: a wire request that was refused
+  // (a choke) must not keep the piece from the push for ever.
+  void OnFetchingExpired(SubscriberId id, PieceIndex piece);
 
   // The next batch for the subscribers in `ready` (those with room for a
   // new frame), or nothing when none of them lacks a piece that is not

@@ -103,6 +103,11 @@ class PushSender::Loop {
   static constexpr auto kAcceptPause = std::chrono::milliseconds(100);
   // How often a paced seed looks whether a socket has drained.
   static constexpr int kDrainPollMs = 5;
+  // How long a FETCHING mark keeps a piece from a subscriber. A wire
+  // request is answered within libtorrent's request queue time (1 s here,
+  // node/session_config.cc) unless the peer choked or refused it; then
+  // the push brings the piece after all.
+  static constexpr auto kFetchingHold = std::chrono::seconds(3);
 
   // What one subscriber is sending: the frames of a piece (shared with the
   // others of its batch), at `frame`; or one control frame.
@@ -200,6 +205,14 @@ class PushSender::Loop {
   std::optional<Clock::time_point> accept_paused_until_;
   TokenBucket bucket_;  // --max-upload-rate
   int wait_ms_ = 500;   // the next epoll_wait timeout
+  // FETCHING marks in the order they expire (one per subscriber and piece
+  // at a time: PushScheduler::OnFetching refuses a repeat).
+  struct FetchingMark {
+    Clock::time_point until;
+    SubscriberId id;
+    PieceIndex piece;
+  };
+  std::deque<FetchingMark> fetching_marks_;
 
   mutable Mutex stats_mutex_;
   PushSenderStats stats_ GUARDED_BY(stats_mutex_);
@@ -377,7 +390,9 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
   if (auto* have = std::get_if<proto::Have>(&m)) {
     scheduler_.OnHave(id, have->piece);
   } else if (auto* fetching = std::get_if<proto::Fetching>(&m)) {
-    scheduler_.OnFetching(id, fetching->piece);
+    if (scheduler_.OnFetching(id, fetching->piece)) {
+      fetching_marks_.push_back({Clock::now() + kFetchingHold, id, fetching->piece});
+    }
   } else if (std::holds_alternative<proto::Bye>(m)) {
     Drop(id, LeaveKind::kLeft, "said BYE");
   } else if (auto* listen = std::get_if<proto::Listen>(&m); listen && !options_.forwarder) {
@@ -587,6 +602,11 @@ bool PushSender::Loop::HasCredit() {
 
 void PushSender::Loop::CheckDeadlines() {
   const auto now = Clock::now();
+  // (The loop wakes at least every 500 ms: close enough for a 3 s hold.)
+  while (!fetching_marks_.empty() && fetching_marks_.front().until <= now) {
+    scheduler_.OnFetchingExpired(fetching_marks_.front().id, fetching_marks_.front().piece);
+    fetching_marks_.pop_front();
+  }
   for (auto& [id, s] : subscribers_) {
     if (!s.fd) continue;
     // (A paced subscriber whose peer acknowledges nothing holds one of the

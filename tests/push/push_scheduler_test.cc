@@ -77,11 +77,12 @@ TEST(PushScheduler, APieceFetchedOverTheWireIsNotFannedOutToThatSubscriber) {
   s.AddSubscriber(1, {true, true, true});
   s.AddSubscriber(2, {false, false, false});
   s.AddSubscriber(3, {false, false, false});
-  s.OnFetching(2, 0);
-  s.OnFetching(3, 0);
-  s.OnFetching(3, 1);
-  s.OnFetching(3, 7);  // out of range: ignored
-  s.OnFetching(9, 1);  // unknown subscriber: ignored
+  EXPECT_TRUE(s.OnFetching(2, 0));
+  EXPECT_TRUE(s.OnFetching(3, 0));
+  EXPECT_TRUE(s.OnFetching(3, 1));
+  EXPECT_FALSE(s.OnFetching(3, 1)) << "marked already";
+  EXPECT_FALSE(s.OnFetching(3, 7)) << "out of range";
+  EXPECT_FALSE(s.OnFetching(9, 1)) << "unknown subscriber";
   // Not a copy: the counts are those of the holder alone.
   EXPECT_EQ(s.copies(0), 1u);
   EXPECT_EQ(s.copies(1), 1u);
@@ -106,6 +107,12 @@ TEST(PushScheduler, APieceFetchedOverTheWireIsNotFannedOutToThatSubscriber) {
   EXPECT_FALSE(s.IsComplete(2));
   s.OnHave(2, 0);  // the wire delivered it
   EXPECT_EQ(s.copies(0), 2u);
+  // 3's request was refused: once the mark expires, the push brings p0.
+  s.OnFetchingExpired(3, 0);
+  b = s.NextBatch(std::vector<SubscriberId>{1, 2, 3});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->piece, 0u);
+  EXPECT_THAT(b->targets, ElementsAre(3));
 }
 
 TEST(PushScheduler, LateJoinerStartsAtCursorAndWrapsAround) {
