@@ -282,12 +282,17 @@ class Transfer {
   void WaitForSignal() {
     signals_.async_wait([this](const boost::system::error_code& ec, int) {
       if (ec) return;
-      if (stopping()) {
+      if (signalled_) {
         ioc_.stop();  // a second signal: stop now
         return;
       }
-      o_.log.Info("interrupted; saving state");
-      Finish(TransferEnd::kInterrupted);
+      signalled_ = true;
+      // Already ending on its own (complete, copies reached): the first
+      // signal changes nothing, the final save and the report included.
+      if (!stopping()) {
+        o_.log.Info("interrupted; saving state");
+        Finish(TransferEnd::kInterrupted);
+      }
       WaitForSignal();
     });
   }
@@ -754,6 +759,7 @@ class Transfer {
   bool resumed_ = false;                        // resume data gave verified pieces (see Salvage)
   std::vector<std::string> deferred_trackers_;  // see StartWire
   bool wire_started_ = false;
+  bool signalled_ = false;  // a stop signal came (a second one stops at once)
   std::optional<Clock::time_point> wire_hold_until_;  // see WireHeld
   RateMeter down_rate_, up_rate_;
   std::vector<lt::tcp::endpoint> peers_;  // --connect

@@ -3,6 +3,7 @@
 
 #include "node/cli/commands.h"
 #include "node/cli/common.h"
+#include "node/cli/early_signals.h"
 #include "node/cli/json_output.h"
 #include "node/cli/metrics_endpoint.h"
 #include "node/cli/push_options.h"
@@ -457,6 +458,11 @@ int RunGet(int argc, char** argv) {
     if (push.download) m.push_pieces = static_cast<std::int64_t>(push.download->pieces_pushed());
   };
   auto report = RunTransfer(t);
+  // RunTransfer's signal handling ends with it (asio puts back the default
+  // action, which kills): a stop signal from here on is recorded instead,
+  // so that the report still gets out (the bench lost a get's --json to
+  // one); a second exits at once.
+  CatchStopSignals();
   if (!report) {
     log.Error(report.error().message);
     return ExitFor(report.error());

@@ -309,6 +309,11 @@ int RunSeed(int argc, char** argv) {
     log.Info("BitTorrent listening on " + proto::FormatEndpoint(ip, port));
   };
   auto report = RunTransfer(t);
+  // RunTransfer's signal handling ends with it (asio puts back the default
+  // action, which kills): a stop signal from here on is recorded instead,
+  // so that the report still gets out (the bench lost a get's --json to
+  // one); a second exits at once.
+  CatchStopSignals();
   if (!report) {
     log.Error(report.error().message);
     return ExitFor(report.error());

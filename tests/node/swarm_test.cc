@@ -184,6 +184,39 @@ TEST_F(SwarmTest, KilledGetResumesFromVerifiedPieces) {
       << j.dump() << " on disk " << on_disk;
 }
 
+// A stop signal that arrives while a get is already ending on its own
+// (complete, saying goodbye to a tracker that does not answer) is its
+// first signal, not a second one: the get ends as it would have, exit
+// code and --json report included. (The bench ends every process once
+// the last get is done, often while the others are ending by themselves.)
+TEST_F(SwarmTest, OneStopSignalWhileTheGetIsEndingKeepsItsReport) {
+  const fs::path payload = Dir("seed") / "payload.bin";
+  WriteRandomFile(payload, 2 << 20, 4);
+  auto seed = Seed(payload, "ending", "127.0.0.2");
+  ASSERT_TRUE(WaitPublished("ending", *seed)) << Logs(*seed);
+  const fs::path out = Dir("peer");
+  auto get = Get("ending", "127.0.0.3", out, {"--no-linger", "--max-download-rate", "1MiB"});
+  const fs::path status = Dir("state") / (std::to_string(get->pid()) + ".json");
+  ASSERT_TRUE(WaitUntil(60s, [&] {
+    auto j = Json::parse(ReadAll(status), nullptr, false);
+    return !j.is_discarded() && j.value("done_bytes", std::int64_t{0}) > 0;
+  })) << Logs(*get);
+  // A tracker that takes connections and answers nothing: the get's last
+  // announce holds its ending for libtorrent's stop timeout (1 s).
+  tracker_->Signal(SIGSTOP);
+  const bool ending =
+      WaitUntil(60s, [&] { return get->Stderr().find("complete 100.0%") != std::string::npos; });
+  get->Signal(SIGTERM);
+  const auto rc = get->Wait(30s);
+  tracker_->Signal(SIGCONT);
+  ASSERT_TRUE(ending) << Logs(*get);
+  ASSERT_EQ(rc, 0) << Logs(*get);
+  const Json j = get->JsonOut();
+  EXPECT_EQ(j["complete"], true) << Logs(*get);
+  EXPECT_EQ(j["end"], "completed") << Logs(*get);
+  EXPECT_TRUE(SameContent(payload, out / "payload.bin"));
+}
+
 std::string Aria2c() {
   for (const char* p : {"/usr/bin/aria2c", "/usr/local/bin/aria2c"}) {
     if (fs::exists(p)) return p;

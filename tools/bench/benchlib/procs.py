@@ -58,6 +58,10 @@ class Proc:
         self.cpu_seconds = usage.ru_utime + usage.ru_stime
         self.exit_code = os.waitstatus_to_exitcode(status)
         self.p.returncode = self.exit_code
+        try:  # a negative code is the signal that ended it (SIGKILL: -9)
+            self.log.write(f"{self.exit_time - self.start_time:9.3f} exit {self.exit_code}\n")
+        except ValueError:
+            pass  # log closed during teardown
         self.exited.set()
 
     def returncode(self):
