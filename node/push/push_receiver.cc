@@ -87,21 +87,23 @@ void PushReceiver::Wake() {
   [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
 }
 
-void PushReceiver::QueueFrame(const proto::Message& m) {
+bool PushReceiver::QueueFrame(const proto::Message& m) {
   std::vector<std::uint8_t> frame(proto::EncodedSize(m));
-  if (!proto::EncodeMessage(m, frame, &identity_.geometry()).ok()) return;
+  if (!proto::EncodeMessage(m, frame, &identity_.geometry()).ok()) return false;
   MutexLock lock(mutex_);
+  const bool was_empty = outbox_.empty();
   outbox_.insert(outbox_.end(), frame.begin(), frame.end());
+  return was_empty;
 }
 
 void PushReceiver::NotifyHave(std::uint32_t piece) {
   if (piece >= identity_.geometry().piece_count) return;
-  QueueFrame(proto::Have{piece});
+  const bool wake = QueueFrame(proto::Have{piece});
   {
     MutexLock lock(mutex_);
     have_[piece] = true;
   }
-  Wake();
+  if (wake) Wake();
 }
 
 void PushReceiver::NotifyFetching(std::uint32_t piece) {
@@ -110,14 +112,12 @@ void PushReceiver::NotifyFetching(std::uint32_t piece) {
     MutexLock lock(mutex_);
     if (have_[piece]) return;
   }
-  QueueFrame(proto::Fetching{piece});
-  Wake();
+  if (QueueFrame(proto::Fetching{piece})) Wake();
 }
 
 void PushReceiver::SendListen(std::uint16_t port) {
   if (port == 0) return;
-  QueueFrame(proto::Listen{port});
-  Wake();
+  if (QueueFrame(proto::Listen{port})) Wake();
 }
 
 void PushReceiver::Release(std::uint64_t bytes) {
