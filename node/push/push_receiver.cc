@@ -87,23 +87,21 @@ void PushReceiver::Wake() {
   [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
 }
 
-bool PushReceiver::QueueFrame(const proto::Message& m) {
+void PushReceiver::QueueFrame(const proto::Message& m) {
   std::vector<std::uint8_t> frame(proto::EncodedSize(m));
-  if (!proto::EncodeMessage(m, frame, &identity_.geometry()).ok()) return false;
+  if (!proto::EncodeMessage(m, frame, &identity_.geometry()).ok()) return;
   MutexLock lock(mutex_);
-  const bool was_empty = outbox_.empty();
   outbox_.insert(outbox_.end(), frame.begin(), frame.end());
-  return was_empty;
 }
 
 void PushReceiver::NotifyHave(std::uint32_t piece) {
   if (piece >= identity_.geometry().piece_count) return;
-  const bool wake = QueueFrame(proto::Have{piece});
+  QueueFrame(proto::Have{piece});
   {
     MutexLock lock(mutex_);
     have_[piece] = true;
   }
-  if (wake) Wake();
+  Wake();
 }
 
 void PushReceiver::NotifyFetching(std::uint32_t piece) {
@@ -112,12 +110,14 @@ void PushReceiver::NotifyFetching(std::uint32_t piece) {
     MutexLock lock(mutex_);
     if (have_[piece]) return;
   }
-  if (QueueFrame(proto::Fetching{piece})) Wake();
+  QueueFrame(proto::Fetching{piece});
+  Wake();
 }
 
 void PushReceiver::SendListen(std::uint16_t port) {
   if (port == 0) return;
-  if (QueueFrame(proto::Listen{port})) Wake();
+  QueueFrame(proto::Listen{port});
+  Wake();
 }
 
 void PushReceiver::Release(std::uint64_t bytes) {

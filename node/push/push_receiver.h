@@ -152,12 +152,7 @@ class PushReceiver {
   ChunkOutcome OnChunk(const proto::Piece& chunk, std::string* why);
   bool Reserve(std::uint64_t bytes);
   bool Flush(std::string* why);
-  // Appends a frame to the outbox. Returns whether the outbox was empty:
-  // only then may the receive thread be asleep without a reason to write
-  // (its loop asks for writability whenever the outbox holds bytes), so
-  // a caller on another thread wakes it only then, once per batch of
-  // HAVE and FETCHING frames rather than once per frame.
-  bool QueueFrame(const proto::Message& m);
+  void QueueFrame(const proto::Message& m);
   void Wake();
 
   PushReceiverOptions options_;
