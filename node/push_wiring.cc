@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <random>
+#include <utility>
 
 #include "node/push/tcp.h"
 #include "node/torrent_layout.h"
@@ -25,6 +26,12 @@ std::array<std::uint8_t, proto::kPeerIdSize> RandomPeerId() {
   for (std::size_t i = 8; i < id.size(); ++i) id[i] = static_cast<std::uint8_t>(rd());
   return id;
 }
+
+// How long a chain link waits for pushed bytes before it joins the
+// BitTorrent wire: a link whose predecessor stalls or left unlinked (a
+// node that does not forward) gets the rest from the swarm. Longer than
+// relinking takes (a PEERS frame, a connect), short next to a transfer.
+constexpr auto kChainStall = std::chrono::seconds(3);
 
 // The torrent's layout, shared by the push threads.
 Result<std::shared_ptr<const proto::ContentLayout>, std::string> LayoutOf(
@@ -70,6 +77,7 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   options.max_rate = c.max_rate;
   options.tokens = f.tokens;
   options.max_in_flight = f.in_flight;
+  options.chain = f.chain;
   options.addresses = std::make_shared<push::SubscriberAddresses>();
   auto addresses = options.addresses;
   auto sender = push::PushSender::Start(std::move(source), std::move(options), log);
@@ -148,7 +156,8 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
   std::string source;  // connect from the address the wire uses too
   if (t.net.listen_ip != "0.0.0.0" && t.net.listen_ip != "::") source = t.net.listen_ip;
   const std::int64_t max_rate = t.net.max_download_rate;
-  const bool forward = f.forward;
+  const bool forward = f.forward || f.chain;
+  const bool chain = f.chain;
   const std::string bind = t.net.listen_ip;
   // A get does not serve its forwarder's subscribers over the wire while
   // it pushes to them (node/wire_gate.h), or the wire would pull the same
@@ -161,18 +170,31 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
       return forward_addresses->Contains(ip);
     };
   }
-  t.hooks.on_ready = [&state, identity, source, token, max_rate, log, forward, bind,
+  t.hooks.on_ready = [&state, identity, source, token, max_rate, log, forward, chain, bind,
                       forward_addresses](const PieceFeed& feed) {
     push::PushReceiverOptions options;
     options.endpoint = state.endpoint;
     options.source_address = source;
     options.token = token;
     options.max_rate = max_rate;
+    // A chain's seed pushes to its first link alone: the others hear from
+    // it only when the chain changes, and a seed that dies closes the
+    // connection.
+    if (chain) options.idle_timeout = std::chrono::milliseconds(0);
     push::PushDownload::Hooks hooks;
     hooks.post = feed.post;
     hooks.add_piece = feed.add_piece;
     hooks.log = log;
+    // A chain link stays off the wire while the chain brings pieces: the
+    // wire would pull them from every peer at once, N - 1 flows a link.
+    // The hold's deadline stands until the first pushed byte (a link deep
+    // in a long chain waits a few pieces' time per hop before that).
     hooks.on_settled = feed.release_wire;
+    if (chain) {
+      hooks.on_settled = nullptr;
+      state.release_wire = feed.release_wire;
+      state.keep_wire_held = feed.keep_wire_held;
+    }
     bool complete = true;
     for (bool h : feed.have) complete = complete && h;
     if (complete) return feed.release_wire();  // nothing to subscribe for
@@ -184,6 +206,7 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
       fo.token = token;
       fo.max_rate = max_rate;
       fo.addresses = forward_addresses;
+      fo.chain = chain;
       push::ForwardGroup::Hooks gh;
       gh.post = feed.post;
       gh.add_piece = feed.add_piece;
@@ -208,6 +231,7 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
     }
     log.Info("push: subscribed to " + state.endpoint);
     state.download = std::move(*d);
+    if (state.group) state.group->StartChainLink();  // LISTEN goes out on this channel
   };
   t.hooks.on_piece_verified = [&state](std::uint32_t piece) {
     const push::PushDownload::VerifiedCopy copy = state.download
@@ -229,7 +253,7 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
     if (state.download) state.download->OnHashFailed(piece);
     if (state.group) state.group->OnHashFailed(piece);
   };
-  t.hooks.on_tick = [&state](std::int64_t wire_payload_bytes) {
+  t.hooks.on_tick = [&state, log](std::int64_t wire_payload_bytes) {
     // Every channel is charged what came by every other path, so that
     // --max-download-rate caps them all together.
     const std::uint64_t peers = state.group ? state.group->peer_payload_bytes() : 0;
@@ -238,6 +262,22 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
       state.download->OnTick(wire_payload_bytes + static_cast<std::int64_t>(peers));
     }
     if (state.group) state.group->OnTick(wire_payload_bytes, seed);
+    if (state.release_wire) {
+      const std::uint64_t pushed = seed + peers;
+      const auto now = std::chrono::steady_clock::now();
+      if (pushed > state.chain_bytes) {
+        if (state.chain_bytes == 0) state.keep_wire_held();
+        state.chain_bytes = pushed;
+        state.chain_progress = now;
+      }
+      const bool complete = state.group && state.group->complete();
+      const bool stalled = state.chain_bytes > 0 && now - state.chain_progress >= kChainStall;
+      if (complete || stalled) {
+        // Complete: the wire is how the tracker and other peers find it.
+        if (!complete) log.Info("push: the chain brought nothing for 3 s; joining the swarm");
+        std::exchange(state.release_wire, nullptr)();
+      }
+    }
   };
   t.hooks.on_stop = [&state] {
     if (state.download) state.download->Stop("transfer ending");

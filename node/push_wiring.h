@@ -10,6 +10,8 @@
 // the registry's admin token, which gets do not hold.)
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -33,6 +35,8 @@ struct SeedPushSettings {
   std::vector<std::string> tokens;
   // push::PushSenderOptions::max_in_flight (--push-in-flight).
   std::size_t in_flight = push::PushSenderOptions{}.max_in_flight;
+  // push::PushSenderOptions::chain (--push-chain).
+  bool chain = false;
 };
 
 struct SeedPush {
@@ -63,6 +67,11 @@ struct GetPushSettings {
   // channel up to 8 receivers and loses from 16 (docs/benchmarks.md,
   // "Forwarding").
   bool forward = false;
+  // A link of the seed's chain (`seed --push-chain`): forwards every
+  // piece it verifies, and keeps off the BitTorrent wire while the chain
+  // brings pieces: from the first pushed byte until none came for 3 s
+  // (kChainStall), or the download is complete. Implies forward.
+  bool chain = false;
   std::string from;  // ADDR:PORT, overrides the registry and the LAN check
 };
 
@@ -75,6 +84,12 @@ struct GetPush {
   // Forwarding (node/push/forward_group.h); null without --forward.
   std::unique_ptr<push::ForwardGroup> group;
   std::string start_error;
+  // --chain: ends the wire hold, or keeps it past its deadline
+  // (PieceFeed); pushed bytes at the last tick that saw them grow, and when.
+  std::function<void()> release_wire;
+  std::function<void()> keep_wire_held;
+  std::uint64_t chain_bytes = 0;
+  std::chrono::steady_clock::time_point chain_progress;
 };
 // Chooses the endpoint (--push-from, else the registry's when it is on
 // this host's subnet) and sets t.hooks to subscribe once the initial check

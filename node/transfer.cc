@@ -444,6 +444,7 @@ class Transfer {
     };
     feed.post = [this](std::function<void()> f) { asio::post(ioc_, std::move(f)); };
     feed.release_wire = [this] { asio::post(ioc_, [this] { StartWire(); }); };
+    feed.keep_wire_held = [this] { asio::post(ioc_, [this] { wire_hold_until_.reset(); }); };
     return feed;
   }
 
@@ -681,8 +682,10 @@ class Transfer {
       return;
     }
     if (wire_hold_until_ && now >= *wire_hold_until_) {
-      o_.log.Info("the push subscription was not confirmed within " +
-                  FormatSeconds(o_.wire_hold.count() / 1e3) + "; joining the swarm anyway");
+      o_.log.Info(
+          "the push subscription was not confirmed (or, in a chain, brought nothing) "
+          "within " +
+          FormatSeconds(o_.wire_hold.count() / 1e3) + "; joining the swarm anyway");
       StartWire();
     }
     if (now >= next_reopen_) {

@@ -81,6 +81,8 @@ struct PieceFeed {
   // Ends the hold of TransferOptions::wire_hold now (idempotent; same
   // thread rules as post).
   std::function<void()> release_wire;
+  // Keeps the hold past its deadline, until release_wire (same rules).
+  std::function<void()> keep_wire_held;
 };
 
 // Callbacks into the caller, all on the control thread.

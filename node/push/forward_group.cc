@@ -1,6 +1,10 @@
 #include "node/push/forward_group.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <system_error>
 
 #include "node/push/subscriber_addresses.h"
 #include "proto/endpoint.h"
@@ -37,6 +41,16 @@ bool ForwardGroup::Claim(std::uint32_t piece) {
 
 void ForwardGroup::OnPeers(const std::vector<std::string>& endpoints) {
   if (stopped_ || missing_ == 0) return;
+  // A chain link takes from the one node the seed names: a channel to a
+  // link no longer before it would split that link's uplink in two.
+  if (options_.chain) {
+    for (auto& [endpoint, d] : peers_) {
+      if (d && d->active() &&
+          std::find(endpoints.begin(), endpoints.end(), endpoint) == endpoints.end()) {
+        d->Stop("no longer the link before this node");
+      }
+    }
+  }
   for (const std::string& endpoint : endpoints) {
     if (peers_.contains(endpoint)) continue;
     PushReceiverOptions o;
@@ -74,7 +88,7 @@ void ForwardGroup::OnPieceVerified(std::uint32_t piece, bool to_forward) {
   for (auto& [endpoint, d] : peers_) {
     if (d) d->OnPieceVerified(piece);
   }
-  if (to_forward || seed_gone_) Forward(piece);
+  if (to_forward || seed_gone_ || options_.chain) Forward(piece);
   if (missing_ == 0) StopPeerChannels("download complete");
 }
 
@@ -104,8 +118,32 @@ void ForwardGroup::OnSeedChannelEnded() {
 
 void ForwardGroup::Forward(std::uint32_t piece) {
   if (stopped_) return;
-  if (!forwarder_ && !forwarder_failed_) StartForwarder(piece);
+  if (!forwarder_ && !forwarder_failed_) {
+    const auto chunks = identity_.layout->ChunksOf(piece);
+    if (chunks.empty()) return;  // a piece of pad bytes only: wait for another
+    StartForwarder(chunks.front().file);
+  }
   if (forwarder_) forwarder_->SourceHas(piece);
+}
+
+void ForwardGroup::StartChainLink() {
+  if (!options_.chain || forwarder_ || forwarder_failed_ || stopped_) return;
+  // The forwarder keeps one content file open from the start; libtorrent
+  // creates a file with its first write, so an empty one is made here
+  // (libtorrent opens it without truncating). Without, the forwarder
+  // starts with the first verified piece, and the chain's start waits
+  // for one more round trip through the seed at every hop.
+  const auto& files = identity_.layout->files();
+  std::uint32_t first = 0;
+  while (first < files.size() && (files[first].pad || files[first].size == 0)) ++first;
+  if (first == files.size()) return;
+  const std::filesystem::path path = options_.content_root / files[first].path;
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return;  // it starts with the first piece, as without --chain
+  ::close(fd);
+  StartForwarder(first);
 }
 
 void ForwardGroup::OnHashFailed(std::uint32_t piece) {
@@ -133,9 +171,7 @@ std::uint64_t ForwardGroup::peer_payload_bytes() const {
   return n;
 }
 
-void ForwardGroup::StartForwarder(std::uint32_t first_piece) {
-  const auto chunks = identity_.layout->ChunksOf(first_piece);
-  if (chunks.empty()) return;  // a piece of pad bytes only: wait for another
+void ForwardGroup::StartForwarder(std::uint32_t anchor_file) {
   PushSource source;
   source.root = options_.content_root;
   source.layout = identity_.layout;
@@ -147,7 +183,7 @@ void ForwardGroup::StartForwarder(std::uint32_t first_piece) {
   o.fanout = options_.fanout;
   o.forwarder = true;
   o.addresses = options_.addresses;
-  o.anchor_file = chunks.front().file;
+  o.anchor_file = anchor_file;
   if (!options_.token.empty()) o.tokens = {options_.token};
   auto sender = PushSender::Start(std::move(source), std::move(o), hooks_.log);
   if (!sender) {

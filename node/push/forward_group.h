@@ -14,6 +14,9 @@
 //   that passed the hash check, and the receive buffer is long gone by
 //   then. Subscribers must present `token` when it is set (the same token
 //   the seed gates on). It keeps serving until Stop().
+// - In a chain (ForwardGroupOptions::chain, the seed's `--push-chain`),
+//   every verified piece is forwarded, whichever channel or peer brought
+//   it, and the seed's PEERS names only the node before this one.
 // - Forwarding in: for each endpoint of the seed's PEERS list this node
 //   is not yet subscribed to, a PushDownload (a receiver) subscribes to
 //   that forwarder. Every channel, the seed's included, hands whole pieces
@@ -56,6 +59,9 @@ struct ForwardGroupOptions {
   // Holds the address of every subscriber of this node's forwarder (for
   // the get's wire gate). May be null.
   std::shared_ptr<SubscriberAddresses> addresses;
+  // A link of the seed's chain (`get --chain`, PushSenderOptions::chain):
+  // forward every piece verified, whichever channel or peer brought it.
+  bool chain = false;
 };
 
 struct ForwardGroupStats {
@@ -85,6 +91,10 @@ class ForwardGroup {
                Hooks hooks);
   ~ForwardGroup();
 
+  // A chain link forwards from the start: its forwarder listens (and the
+  // seed hears LISTEN) before any piece came, so the seed links the next
+  // node to it at once. No-op unless ForwardGroupOptions::chain.
+  void StartChainLink();
   // First copy wins: true hands this copy of `piece` to libtorrent.
   bool Claim(std::uint32_t piece);
   // The seed's current PEERS list.
@@ -113,13 +123,16 @@ class ForwardGroup {
   void OnTick(std::int64_t wire_payload_bytes, std::uint64_t seed_payload_bytes);
   // Chunk payload from all forwarders so far.
   std::uint64_t peer_payload_bytes() const;
+  // Every piece verified.
+  bool complete() const { return missing_ == 0; }
   // Ends every channel and the forwarder (the transfer is ending).
   void Stop();
 
   ForwardGroupStats stats() const;
 
  private:
-  void StartForwarder(std::uint32_t first_piece);
+  // Starts this node's forwarder, keeping content file `anchor_file` open.
+  void StartForwarder(std::uint32_t anchor_file);
   // Offers a verified piece to this node's forwarder, starting it first.
   void Forward(std::uint32_t piece);
   void StopPeerChannels(const std::string& why);

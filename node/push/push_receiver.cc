@@ -360,7 +360,8 @@ void PushReceiver::Run() {
         rate_.Take(n);
       }
       last_input = now;
-    } else if (can_read && now - last_input > options_.idle_timeout) {
+    } else if (can_read && options_.idle_timeout.count() > 0 &&
+               now - last_input > options_.idle_timeout) {
       why = "no data from the seed for " + std::to_string(options_.idle_timeout.count()) + " ms";
       break;
     }

@@ -68,7 +68,7 @@ struct PushReceiverOptions {
   std::string source_address;
   int connect_timeout_ms = 5000;
   // No byte from the seed for this long ends the channel (time spent
-  // waiting for room or for the rate limit does not count).
+  // waiting for room or for the rate limit does not count). 0: never.
   std::chrono::milliseconds idle_timeout{30000};
   // Private mode: the swarm's token, sent in the HELLO.
   std::string token;

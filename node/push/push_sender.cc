@@ -133,6 +133,9 @@ class PushSender::Loop {
     bool want_write = false;
     std::string address;             // the peer's numeric IP
     std::uint16_t forward_port = 0;  // from LISTEN: it forwards (seed role)
+    // Chain: the forwarder it was last told to take pieces from
+    // ("ADDR:PORT"; empty: none yet).
+    std::string chain_source;
     std::optional<Job> job;
     std::deque<std::vector<std::uint8_t>> control;  // queued control frames
     Clock::time_point connected = Clock::now();
@@ -175,8 +178,12 @@ class PushSender::Loop {
   // (counted in PushSenderStats::dropped).
   enum class LeaveKind { kLeft, kDropped };
   void Drop(SubscriberId id, LeaveKind kind, const std::string& why);
-  // Seed role: sends every subscriber the current forwarders but itself.
+  // Seed role: sends every subscriber the current forwarders but itself
+  // (a chain: the one before it).
   void HandOutPeers();
+  void HandOutChain();
+  // Chain: the first subscriber, the only one the seed pushes to.
+  std::optional<SubscriberId> ChainHead() const;
   void TakePendingHas();
   void UpdateStats(const std::function<void(PushSenderStats&)>& f) {
     MutexLock lock(stats_mutex_);
@@ -198,6 +205,10 @@ class PushSender::Loop {
   Admission admission_;
   std::map<SubscriberId, Subscriber> subscribers_;
   std::vector<SubscriberId> doomed_;  // dropped after the current round
+  // Chain: subscribers in the order their HELLO came (ids follow the
+  // connection order, which differs), so a newcomer always joins at the
+  // tail and never splits a working link.
+  std::vector<SubscriberId> chain_;
   SubscriberId next_id_ = 1;
   bool stopping_ = false;
   // Out of descriptors: accepting waits until then (level-triggered epoll
@@ -233,6 +244,7 @@ void PushSender::Loop::TakePendingHas() {
 
 void PushSender::Loop::HandOutPeers() {
   if (options_.forwarder) return;
+  if (options_.chain) return HandOutChain();
   std::vector<std::pair<SubscriberId, proto::PeerEndpoint>> all;
   for (auto& [id, s] : subscribers_) {
     if (!s.subscribed || s.closing || !s.fd || s.forward_port == 0) continue;
@@ -257,6 +269,44 @@ void PushSender::Loop::HandOutPeers() {
   // Assign by backlog, and wait for forwarders to drain their queues, only
   // while there are some: without, the seed schedules as it always did.
   scheduler_.SetBacklogPolicy(!all.empty(), all.empty() ? 0 : BacklogSlack(geometry_));
+}
+
+std::optional<SubscriberId> PushSender::Loop::ChainHead() const {
+  for (SubscriberId id : chain_) {
+    const Subscriber& s = subscribers_.at(id);
+    if (!s.closing && s.fd) return id;
+  }
+  return std::nullopt;
+}
+
+// Each subscriber is told the one before it once that one forwards, and
+// again only when that changes: when one leaves, the next is linked to
+// the one before, which pushes it whatever it lacks. One that does not
+// forward leaves the rest of the chain to the BitTorrent wire.
+void PushSender::Loop::HandOutChain() {
+  const Subscriber* before = nullptr;
+  std::size_t linked = 0;
+  for (SubscriberId id : chain_) {
+    Subscriber& s = subscribers_.at(id);
+    if (s.closing || !s.fd) continue;
+    proto::Peers peers;
+    std::string source;
+    if (before && before->forward_port != 0) {
+      auto address = NumericAddressBytes(before->address);
+      if (!address.empty()) {
+        source = before->address + ":" + std::to_string(before->forward_port);
+        peers.peers.push_back(proto::PeerEndpoint{std::move(address), before->forward_port});
+      }
+    }
+    before = &s;
+    linked += source.empty() ? 0 : 1;
+    if (source == s.chain_source) continue;
+    s.chain_source = source;
+    std::vector<std::uint8_t> frame(proto::EncodedSize(peers));
+    if (!proto::EncodePeers(peers, frame).ok()) continue;
+    s.control.push_back(std::move(frame));  // queued only, as in HandOutPeers
+  }
+  UpdateStats([linked](PushSenderStats& st) { st.forwarders = linked; });
 }
 
 void PushSender::Loop::Run() {
@@ -436,6 +486,10 @@ void PushSender::Loop::OnHello(SubscriberId id, Subscriber& s, const proto::Hell
   log_.Info("push: subscriber " + std::to_string(id) + " (" + s.address + ") joined");
   Drive(id, s);
   // A new subscriber learns the forwarders there are (none: nothing to say).
+  if (options_.chain && std::find(chain_.begin(), chain_.end(), id) == chain_.end()) {
+    chain_.push_back(id);
+  }
+  if (options_.chain && s.fd) return HandOutChain();
   if (!options_.forwarder && s.fd) {
     for (const auto& [other, o] : subscribers_) {
       if (other != id && o.forward_port != 0 && o.subscribed) return HandOutPeers();
@@ -524,13 +578,16 @@ void PushSender::Loop::ScheduleRound() {
   // time with bytes in flight (PushSenderOptions::max_in_flight).
   std::size_t subscribed = 0;
   for (const auto& [id, s] : subscribers_) subscribed += s.subscribed && !s.closing && s.fd;
-  const bool paced =
-      !options_.forwarder && options_.max_in_flight > 0 && subscribed > options_.max_in_flight;
+  // (A chain seed pushes to one subscriber: nothing to pace.)
+  const bool paced = !options_.forwarder && !options_.chain && options_.max_in_flight > 0 &&
+                     subscribed > options_.max_in_flight;
   std::size_t in_flight = 0;
   std::vector<SubscriberId> ready;
   const auto now = Clock::now();
+  const std::optional<SubscriberId> head = options_.chain ? ChainHead() : std::nullopt;
   for (auto& [id, s] : subscribers_) {
     if (!s.subscribed || s.closing || !s.fd) continue;
+    if (head && id != *head) continue;  // the chain brings them every piece
     const bool idle = !s.job && s.control.empty();
     const std::size_t unacked = paced && idle ? UnackedBytes(s.fd.get()) : 0;
     if (unacked != s.unacked) {
@@ -666,6 +723,8 @@ void PushSender::Loop::Drop(SubscriberId id, LeaveKind kind, const std::string& 
   admission_.OnClose(s.address);
   scheduler_.RemoveSubscriber(id);
   const bool was_forwarder = s.subscribed && s.forward_port != 0;
+  const bool was_subscribed = s.subscribed;
+  std::erase(chain_, id);
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, s.fd.get(), nullptr);
   s.fd.reset();
   s.job.reset();
@@ -673,8 +732,9 @@ void PushSender::Loop::Drop(SubscriberId id, LeaveKind kind, const std::string& 
   s.forward_port = 0;
   doomed_.push_back(id);
   // Its pieces count as uncovered again (RemoveSubscriber), so the seed
-  // assigns them anew; the others stop expecting it.
-  if (was_forwarder) HandOutPeers();
+  // assigns them anew; the others stop expecting it. In a chain the one
+  // after it is linked to the one before.
+  if (was_forwarder || (options_.chain && was_subscribed)) HandOutPeers();
 }
 
 Result<std::unique_ptr<PushSender>, std::string> PushSender::Start(PushSource source,

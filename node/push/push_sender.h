@@ -23,6 +23,10 @@
 // SourceHas() gave it, fans each piece out at once to all of its
 // subscribers lacking it, and sends no PEERS.
 //
+// A seed with PushSenderOptions::chain links its subscribers into a chain
+// instead (docs/architecture.md, "Chain"): it pushes to the first one
+// alone, and sends each later one PEERS naming only the one before it.
+//
 // Threading: Start() spawns one push thread that owns all sender state; the
 // public methods below are safe from any thread. Log lines go to the `log`
 // callback from the push thread. The process must ignore SIGPIPE.
@@ -79,6 +83,14 @@ struct PushSenderOptions {
   std::shared_ptr<SubscriberAddresses> addresses;
   // A get's forwarder (see above) rather than a seed.
   bool forwarder = false;
+  // Seed: a chain rather than a group (see above). Each subscriber (in
+  // the order they subscribed) takes every piece from the one before it,
+  // which must forward all it verifies (`get --chain`); the seed pushes to
+  // the first alone. One TCP flow per link at that link's full rate: the
+  // relay reference reached 1.06-1.09x of size / link rate at N = 2-64
+  // this way, where N - 1 flows per link took 1.25-3x (docs/benchmarks.md,
+  // session 14).
+  bool chain = false;
   // Seed with more subscribers than this: at most this many at once hold
   // pushed bytes they have not acknowledged (0: no limit). A piece can be
   // re-served over the wire only once it is whole, so a seed that starts

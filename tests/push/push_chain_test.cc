@@ -1,0 +1,130 @@
+// A chain seed (PushSenderOptions::chain) over loopback, with raw sockets
+// as subscribers: it pushes to the first subscriber alone, links each
+// later one to the one before it with PEERS once that one forwards, and
+// relinks the chain when a link leaves.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "node/push/push_sender.h"
+#include "node/push/tcp.h"
+#include "tests/common/wait_until.h"
+#include "tests/push/push_channel_fixture.h"
+
+namespace swarmcast::push {
+namespace {
+
+using namespace std::chrono_literals;
+using swarmcast::testing::WaitUntil;
+
+// One raw subscriber: what it was pushed, and the PEERS it was sent.
+class RawSubscriber {
+ public:
+  RawSubscriber(std::uint16_t seed_port, const proto::Geometry& g,
+                const std::vector<std::uint8_t>& info_hash, std::uint16_t listen_port)
+      : geometry_(g), decoder_({}, g) {
+    auto fd = ConnectTcp("127.0.0.1:" + std::to_string(seed_port), 2000);
+    EXPECT_TRUE(fd.ok());
+    if (!fd.ok()) return;
+    fd_ = std::move(*fd);
+    proto::Hello hello;
+    hello.info_hash = info_hash;
+    hello.geometry = g;
+    hello.bitfield.assign(proto::BitfieldSize(g.piece_count), 0);
+    std::string out = Encode(hello);
+    if (listen_port != 0) out += Encode(proto::Listen{listen_port});
+    EXPECT_EQ(::send(fd_.get(), out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+  }
+
+  // Reads all that has arrived, without waiting. False once the seed
+  // closed the connection or sent a bad frame.
+  bool Poll() {
+    for (;;) {
+      auto room = decoder_.PrepareWrite(64 << 10);
+      const ssize_t n = ::recv(fd_.get(), room.data(), room.size(), MSG_DONTWAIT);
+      if (n == 0) return false;
+      if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
+      decoder_.Commit(static_cast<std::size_t>(n));
+      if (!Decode()) return false;
+    }
+  }
+  void Close() { fd_.reset(); }
+
+  const std::set<std::uint32_t>& pieces() const { return pieces_; }
+  // The port lists of every PEERS frame, in order.
+  const std::vector<std::vector<std::uint16_t>>& peers() const { return peers_; }
+
+ private:
+  bool Decode() {
+    for (auto next = decoder_.Next(); std::holds_alternative<proto::Message>(next);
+         next = decoder_.Next()) {
+      auto& m = std::get<proto::Message>(next);
+      if (const auto* chunk = std::get_if<proto::Piece>(&m)) {
+        const auto end = chunk->offset + static_cast<std::uint32_t>(chunk->payload.size());
+        if (end == proto::PieceSize(geometry_, chunk->piece)) pieces_.insert(chunk->piece);
+      } else if (const auto* peers = std::get_if<proto::Peers>(&m)) {
+        std::vector<std::uint16_t> ports;
+        for (const auto& e : peers->peers) ports.push_back(e.port);
+        peers_.push_back(ports);
+      }
+    }
+    return !std::holds_alternative<std::error_code>(decoder_.Next());
+  }
+
+  proto::Geometry geometry_;
+  proto::PushFrameDecoder decoder_;
+  UniqueFd fd_;
+  std::set<std::uint32_t> pieces_;
+  std::vector<std::vector<std::uint16_t>> peers_;
+};
+
+TEST_F(PushChannelTest, AChainSeedPushesToTheFirstAndLinksEachToTheOneBefore) {
+  PushSenderOptions o;
+  o.chain = true;
+  auto sender = StartSender(FanoutKind::kSplice, 10s, o);
+  ASSERT_TRUE(sender);
+  const std::uint32_t pieces = geometry().piece_count;  // 41
+  const auto& hash = source_.info_hash;
+  // Subscribed one after another: the chain's order is theirs.
+  RawSubscriber a(sender->port(), geometry(), hash, 7001);
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 1u; }));
+  RawSubscriber b(sender->port(), geometry(), hash, 7002);
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 2u; }));
+  RawSubscriber c(sender->port(), geometry(), hash, 0);  // does not forward
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 3u; }));
+  auto poll_all = [&] { return a.Poll() && b.Poll() && c.Poll(); };
+
+  // The head gets every piece; B is told A, C is told B.
+  ASSERT_TRUE(WaitUntil(20s,
+                        [&] {
+                          return poll_all() && a.pieces().size() == pieces && !b.peers().empty() &&
+                                 !c.peers().empty();
+                        }))
+      << "head " << a.pieces().size() << " pieces, B " << b.peers().size() << " PEERS, C "
+      << c.peers().size();
+  EXPECT_EQ(b.peers().back(), std::vector<std::uint16_t>{7001});
+  EXPECT_EQ(c.peers().back(), std::vector<std::uint16_t>{7002});
+  EXPECT_TRUE(a.peers().empty()) << "the head takes from the seed";
+  EXPECT_TRUE(b.pieces().empty()) << "the seed pushed past the head";
+  EXPECT_TRUE(c.pieces().empty()) << "the seed pushed past the head";
+  EXPECT_EQ(sender->stats().forwarders, 2u) << "links with a source: B and C";
+
+  // The head leaves: B becomes it (told no one, pushed everything), and C
+  // keeps B, so it hears nothing new.
+  const std::size_t c_peers = c.peers().size();
+  a.Close();
+  ASSERT_TRUE(WaitUntil(
+      20s,
+      [&] { return b.Poll() && c.Poll() && b.pieces().size() == pieces && b.peers().size() >= 2; }))
+      << "B has " << b.pieces().size() << " pieces";
+  EXPECT_TRUE(b.peers().back().empty());
+  EXPECT_TRUE(c.pieces().empty());
+  EXPECT_EQ(c.peers().size(), c_peers);
+}
+
+}  // namespace
+}  // namespace swarmcast::push
