@@ -293,13 +293,16 @@ class Swarmcast(System):
 
     progress = True
 
-    def __init__(self, push, fanout=None, forward=False):
+    def __init__(self, push, fanout=None, forward=False, chain=False):
         super().__init__()
         self.push = push
         self.fanout = fanout  # None: the seed's default (auto)
         self.forward = forward  # gets run with --forward (Mutualcast forwarding)
+        self.chain = chain  # seed --push-chain, gets --chain
         if push is None:
             self.name = "swarmcast"
+        elif chain:
+            self.name = "swarmcast-push-chain"
         elif forward:
             self.name = "swarmcast-push-forward"
         else:
@@ -324,6 +327,8 @@ class Swarmcast(System):
             argv += push_flags(self.push, ctx)
         if self.fanout:
             argv += ["--fanout", self.fanout]
+        if self.chain:
+            argv += ["--push-chain"]
         self.seed = ctx.procs.start("seed", ctx.lan.ns(0), argv,
                                     env={"SWARMCAST_STATE_DIR": os.path.join(ctx.work, "s0")})
         t = wait_line(self.seed, r"published .*\(([0-9a-f]{40})\)", 120, "swarmcast seed")
@@ -349,7 +354,8 @@ class Swarmcast(System):
         for i in range(1, ctx.n + 1):
             argv = [self.exe, "get", "bench", "--tracker", ctx.tracker_url, "-o", ctx.rdirs[i - 1],
                     "--listen", f"{ctx.lan.ip(i)}:{PEER_PORT}", "--progress-interval", "200ms",
-                    "--json"] + (["--forward"] if self.forward else [])
+                    "--json"] + (["--forward"] if self.forward else []) + (
+                        ["--chain"] if self.chain else [])
             self.receivers.append(ctx.procs.start(
                 f"r{i}", ctx.lan.ns(i), argv,
                 env={"SWARMCAST_STATE_DIR": os.path.join(ctx.work, f"s{i}")}))
@@ -409,15 +415,20 @@ class Relay(System):
     """The relay reference (tools/bench/relay_bench.cc): static Mutualcast,
     each receiver forwarding the seed's 1/N of the blocks to the others, no
     hashing and no adaptation. Not a competitor: a TCP swarm with none of a
-    real system's costs, though not a bound (it loses at N = 32-64)."""
+    real system's costs, though not a bound (it loses at N = 32-64).
+    relay-chain is its pipeline: seed -> receiver 1 -> receiver 2 -> ...,
+    one flow per link at that link's full rate."""
 
-    name = "relay"
+    def __init__(self, chain=False):
+        super().__init__()
+        self.chain = chain
+        self.name = "relay-chain" if chain else "relay"
 
     def prepare(self, ctx):
         self.exe = os.path.join(ctx.build, "tools", "bench", "swarmcast-bench-relay")
         self.seed = ctx.procs.start("seed", ctx.lan.ns(0), [
             self.exe, "seed", ctx.src, "--listen", f"{ctx.seed_ip}:{RELAY_PORT}",
-            "--clients", str(ctx.n)])
+            "--clients", str(ctx.n)] + (["--chain"] if self.chain else []))
         wait_line(self.seed, r"^READY$", 10, "relay seed")
 
     def launch(self, ctx):
@@ -432,7 +443,7 @@ class Relay(System):
 
 # Systems with a static schedule: a lost process stalls the rest, so a
 # fault cell would only measure the run timeout.
-NO_FAULT_CELLS = {"relay"}
+NO_FAULT_CELLS = {"relay", "relay-chain"}
 
 
 def swarmcast_push_supported(build):
@@ -453,14 +464,16 @@ def make(name, build):
         return Aria2()
     if name == "udpcast":
         return Udpcast()
-    if name == "relay":
-        return Relay()
+    if name in ("relay", "relay-chain"):
+        return Relay(chain=name == "relay-chain")
     if name == "swarmcast":
         return Swarmcast(None)
     if name in ("swarmcast-push-on", "swarmcast-push-off"):
         return Swarmcast(name.endswith("on"))
     if name == "swarmcast-push-forward":
         return Swarmcast(True, forward=True)
+    if name == "swarmcast-push-chain":
+        return Swarmcast(True, chain=True)
     # One fan-out backend forced (kmod needs the module, absent here).
     if name in ("swarmcast-push-splice", "swarmcast-push-sendfile", "swarmcast-push-copy"):
         return Swarmcast(True, name.rsplit("-", 1)[1])
@@ -475,8 +488,8 @@ def tools_missing(names, build):
             "udpcast": ["udp-sender", "udp-receiver"]}
     for n in names:
         lacks = [t for t in need.get(n, []) if not shutil.which(t)]
-        if n in ("sendfile", "relay"):
-            p = os.path.join(build, "tools", "bench", f"swarmcast-bench-{n}")
+        if n in ("sendfile", "relay", "relay-chain"):
+            p = os.path.join(build, "tools", "bench", f"swarmcast-bench-{n.split('-')[0]}")
             lacks += [] if os.access(p, os.X_OK) else [p]
         if n.startswith("swarmcast"):
             for p in (os.path.join(build, "node", "swarmcast"),
