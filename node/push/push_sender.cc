@@ -55,6 +55,7 @@ class PushSender::Loop {
                                         .cover_first = !options_.forwarder}),
         admission_(AdmissionPolicy{options_.max_subscribers, options_.max_connections_per_address,
                                    options_.hello_timeout, proto::TokenSet(options_.tokens)}),
+        chain_(options_.chain_review),
         bucket_(options_.max_rate) {}
 
   bool Init(std::string* error) {
@@ -182,6 +183,8 @@ class PushSender::Loop {
   // (a chain: the one before it).
   void HandOutPeers();
   void HandOutChain();
+  // Chain: moves a link that keeps falling behind to the tail.
+  void ReviewChain();
   // Chain: the first subscriber, the only one the seed pushes to.
   std::optional<SubscriberId> ChainHead() const;
   void TakePendingHas();
@@ -207,8 +210,8 @@ class PushSender::Loop {
   std::vector<SubscriberId> doomed_;  // dropped after the current round
   // Chain: subscribers in the order their HELLO came (ids follow the
   // connection order, which differs), so a newcomer always joins at the
-  // tail and never splits a working link.
-  std::vector<SubscriberId> chain_;
+  // tail and never splits a working link; a slow link is moved to the tail.
+  ChainOrder chain_;
   SubscriberId next_id_ = 1;
   bool stopping_ = false;
   // Out of descriptors: accepting waits until then (level-triggered epoll
@@ -272,7 +275,7 @@ void PushSender::Loop::HandOutPeers() {
 }
 
 std::optional<SubscriberId> PushSender::Loop::ChainHead() const {
-  for (SubscriberId id : chain_) {
+  for (SubscriberId id : chain_.order()) {
     const Subscriber& s = subscribers_.at(id);
     if (!s.closing && s.fd) return id;
   }
@@ -286,7 +289,8 @@ std::optional<SubscriberId> PushSender::Loop::ChainHead() const {
 void PushSender::Loop::HandOutChain() {
   const Subscriber* before = nullptr;
   std::size_t linked = 0;
-  for (SubscriberId id : chain_) {
+  const auto now = Clock::now();
+  for (SubscriberId id : chain_.order()) {
     Subscriber& s = subscribers_.at(id);
     if (s.closing || !s.fd) continue;
     proto::Peers peers;
@@ -302,11 +306,41 @@ void PushSender::Loop::HandOutChain() {
     linked += source.empty() ? 0 : 1;
     if (source == s.chain_source) continue;
     s.chain_source = source;
+    chain_.SetLinked(id, !source.empty(), now);
     std::vector<std::uint8_t> frame(proto::EncodedSize(peers));
     if (!proto::EncodePeers(peers, frame).ok()) continue;
     s.control.push_back(std::move(frame));  // queued only, as in HandOutPeers
   }
   UpdateStats([linked](PushSenderStats& st) { st.forwarders = linked; });
+}
+
+void PushSender::Loop::ReviewChain() {
+  const auto now = Clock::now();
+  if (auto move = chain_.Review(now)) {
+    const auto name = [this](SubscriberId id) {
+      auto it = subscribers_.find(id);
+      return std::to_string(id) + " (" + (it == subscribers_.end() ? "" : it->second.address) + ")";
+    };
+    std::string why;
+    switch (move->reason) {
+      case ChainOrder::Reason::kFellBehind:
+        why = "fell behind subscriber " + name(move->ahead);
+        break;
+      case ChainOrder::Reason::kSlowUplink:
+        why = "had a second link fall behind it, " + name(move->behind) + ": a slow uplink";
+        break;
+      case ChainOrder::Reason::kSlowHead:
+        why = "gains under half the best rate of the chain as its head";
+        break;
+      case ChainOrder::Reason::kHeadProbe:
+        why = "was the first head (probed once: a slow head holds up all)";
+        break;
+    }
+    log_.Info("push: chain: subscriber " + name(move->moved) + " moves to the tail: it " + why);
+    HandOutChain();
+  }
+  const auto until = std::chrono::ceil<std::chrono::milliseconds>(chain_.next_review() - now);
+  wait_ms_ = std::min<int>(wait_ms_, static_cast<int>(std::max<std::int64_t>(until.count(), 1)));
 }
 
 void PushSender::Loop::Run() {
@@ -333,6 +367,7 @@ void PushSender::Loop::Run() {
       }
     }
     ResumeAccepting();
+    if (options_.chain) ReviewChain();
     // Control frames queued outside Drive() (PEERS) go out first.
     for (auto& [id, s] : subscribers_) {
       if (s.fd && !s.job && !s.control.empty() && !s.want_write) Drive(id, s);
@@ -438,6 +473,7 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
     return Drive(id, s);
   }
   if (auto* have = std::get_if<proto::Have>(&m)) {
+    if (options_.chain) chain_.OnHave(id, have->piece);
     scheduler_.OnHave(id, have->piece);
   } else if (auto* fetching = std::get_if<proto::Fetching>(&m)) {
     if (scheduler_.OnFetching(id, fetching->piece)) {
@@ -486,8 +522,8 @@ void PushSender::Loop::OnHello(SubscriberId id, Subscriber& s, const proto::Hell
   log_.Info("push: subscriber " + std::to_string(id) + " (" + s.address + ") joined");
   Drive(id, s);
   // A new subscriber learns the forwarders there are (none: nothing to say).
-  if (options_.chain && std::find(chain_.begin(), chain_.end(), id) == chain_.end()) {
-    chain_.push_back(id);
+  if (options_.chain) {
+    chain_.Join(id, have);
   }
   if (options_.chain && s.fd) return HandOutChain();
   if (!options_.forwarder && s.fd) {
@@ -724,7 +760,7 @@ void PushSender::Loop::Drop(SubscriberId id, LeaveKind kind, const std::string& 
   scheduler_.RemoveSubscriber(id);
   const bool was_forwarder = s.subscribed && s.forward_port != 0;
   const bool was_subscribed = s.subscribed;
-  std::erase(chain_, id);
+  chain_.Leave(id);
   ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, s.fd.get(), nullptr);
   s.fd.reset();
   s.job.reset();

@@ -25,7 +25,9 @@
 //
 // A seed with PushSenderOptions::chain links its subscribers into a chain
 // instead (docs/architecture.md, "Chain"): it pushes to the first one
-// alone, and sends each later one PEERS naming only the one before it.
+// alone, and sends each later one PEERS naming only the one before it. A
+// link that keeps falling behind the one before it is moved to the tail
+// (node/push/chain_order.h).
 //
 // Threading: Start() spawns one push thread that owns all sender state; the
 // public methods below are safe from any thread. Log lines go to the `log`
@@ -45,6 +47,7 @@
 #include <thread>
 #include <vector>
 
+#include "node/push/chain_order.h"
 #include "node/push/fanout_backend.h"
 #include "node/push/subscriber_addresses.h"
 #include "proto/content_layout.h"
@@ -91,6 +94,8 @@ struct PushSenderOptions {
   // this way, where N - 1 flows per link took 1.25-3x (docs/benchmarks.md,
   // session 14).
   bool chain = false;
+  // Chain: when a link counts as slow and is moved to the tail.
+  ChainOrderOptions chain_review;
   // Seed with more subscribers than this: at most this many at once hold
   // pushed bytes they have not acknowledged (0: no limit). A piece can be
   // re-served over the wire only once it is whole, so a seed that starts

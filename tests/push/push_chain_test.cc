@@ -1,7 +1,7 @@
 // A chain seed (PushSenderOptions::chain) over loopback, with raw sockets
 // as subscribers: it pushes to the first subscriber alone, links each
 // later one to the one before it with PEERS once that one forwards, and
-// relinks the chain when a link leaves.
+// relinks the chain when a link leaves or falls behind.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
@@ -53,6 +53,12 @@ class RawSubscriber {
     }
   }
   void Close() { fd_.reset(); }
+  // Tells the seed it verified `piece`.
+  void SendHave(std::uint32_t piece) {
+    const std::string out = Encode(proto::Have{piece});
+    EXPECT_EQ(::send(fd_.get(), out.data(), out.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(out.size()));
+  }
 
   const std::set<std::uint32_t>& pieces() const { return pieces_; }
   // The port lists of every PEERS frame, in order.
@@ -124,6 +130,47 @@ TEST_F(PushChannelTest, AChainSeedPushesToTheFirstAndLinksEachToTheOneBefore) {
   EXPECT_TRUE(b.peers().back().empty());
   EXPECT_TRUE(c.pieces().empty());
   EXPECT_EQ(c.peers().size(), c_peers);
+}
+
+TEST_F(PushChannelTest, AChainSeedMovesALinkThatFallsBehindToTheTail) {
+  PushSenderOptions o;
+  o.chain = true;
+  // Short windows, and any gain of the one before against none: the
+  // fixture's file has only 41 pieces.
+  o.chain_review = {.window = 100ms,
+                    .windows_to_move = 2,
+                    .min_predecessor_gain = 1,
+                    .min_lag = 4,
+                    .probe_head = false};
+  auto sender = StartSender(FanoutKind::kSplice, 10s, o);
+  ASSERT_TRUE(sender);
+  const std::uint32_t pieces = geometry().piece_count;
+  const auto& hash = source_.info_hash;
+  RawSubscriber a(sender->port(), geometry(), hash, 7001);
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 1u; }));
+  RawSubscriber b(sender->port(), geometry(), hash, 7002);
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 2u; }));
+  RawSubscriber c(sender->port(), geometry(), hash, 7003);
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 3u; }));
+  auto poll_all = [&] { return a.Poll() && b.Poll() && c.Poll(); };
+  ASSERT_TRUE(
+      WaitUntil(10s, [&] { return poll_all() && !b.peers().empty() && !c.peers().empty(); }));
+  ASSERT_EQ(b.peers().back(), std::vector<std::uint16_t>{7001});
+  ASSERT_EQ(c.peers().back(), std::vector<std::uint16_t>{7002});
+
+  // The head verifies a piece every 20 ms; B, linked to it, none.
+  std::uint32_t next = 0;
+  const bool relinked = WaitUntil(10s, [&] {
+    if (next < pieces) a.SendHave(next++);
+    return poll_all() && c.peers().back() == std::vector<std::uint16_t>{7001};
+  });
+  ASSERT_TRUE(relinked) << "the head reported " << next << " pieces; C was told "
+                        << c.peers().size() << " PEERS";
+  // B is at the tail, linked to C; C takes from the head.
+  ASSERT_TRUE(WaitUntil(
+      10s, [&] { return poll_all() && b.peers().back() == std::vector<std::uint16_t>{7003}; }));
+  EXPECT_TRUE(a.peers().empty()) << "the head still takes from the seed";
+  EXPECT_EQ(sender->stats().subscribers, 3u) << "a slow link is moved, not dropped";
 }
 
 }  // namespace
