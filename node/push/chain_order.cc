@@ -9,14 +9,28 @@ ChainOrder::Link* ChainOrder::Find(SubscriberId id) {
   return it == links_.end() ? nullptr : &*it;
 }
 
+std::size_t ChainOrder::line_size() const {
+  return static_cast<std::size_t>(
+      std::find_if(links_.begin(), links_.end(), [](const Link& l) { return l.leaf; }) -
+      links_.begin());
+}
+
 void ChainOrder::Join(SubscriberId id, std::vector<bool> have) {
   if (Find(id)) return;
   const auto held = static_cast<std::uint32_t>(std::count(have.begin(), have.end(), true));
-  links_.push_back(Link{.id = id, .have = std::move(have), .held = held, .held_at_start = held});
+  links_.insert(links_.begin() + static_cast<std::ptrdiff_t>(line_size()),
+                Link{.id = id, .have = std::move(have), .held = held, .held_at_start = held});
 }
 
 void ChainOrder::Leave(SubscriberId id) {
   std::erase_if(links_, [id](const Link& l) { return l.id == id; });
+  // Leaves need a line to hang off: the one furthest along becomes it (a
+  // slow one would hold up the others; the seed pushes to the head).
+  if (links_.empty() || !links_[0].leaf) return;
+  auto best = std::max_element(links_.begin(), links_.end(),
+                               [](const Link& a, const Link& b) { return a.held < b.held; });
+  std::rotate(links_.begin(), best, best + 1);
+  links_[0].leaf = false;
 }
 
 bool ChainOrder::Contains(SubscriberId id) const {
@@ -38,6 +52,13 @@ void ChainOrder::SetLinked(SubscriberId id, bool linked, Clock::time_point now) 
   l->falling_windows = 0;
 }
 
+std::vector<ChainOrder::Place> ChainOrder::places() const {
+  std::vector<Place> out;
+  out.reserve(links_.size());
+  for (const Link& l : links_) out.push_back({l.id, l.leaf});
+  return out;
+}
+
 std::vector<SubscriberId> ChainOrder::order() const {
   std::vector<SubscriberId> ids;
   ids.reserve(links_.size());
@@ -45,10 +66,12 @@ std::vector<SubscriberId> ChainOrder::order() const {
   return ids;
 }
 
-void ChainOrder::MoveToTail(std::size_t index) {
+void ChainOrder::MakeLeaf(std::size_t index) {
   Link moved = links_[index];
-  moved.linked = false;  // until the sender links it to the old tail
+  moved.leaf = true;
+  moved.linked = false;  // until the sender links it to the line's last link
   moved.falling_windows = 0;
+  moved.streak_ahead_gain = moved.streak_gain = 0;
   links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(index));
   links_.push_back(moved);
 }
@@ -57,71 +80,90 @@ void ChainOrder::NoteHead(Clock::time_point now) {
   if (links_.empty() || links_[0].id == head_) return;
   head_ = links_[0].id;
   head_since_ = now;
-  head_falling_windows_ = 0;
+  head_windows_ = 0;
+  head_gain_ = 0;
+}
+
+void ChainOrder::JudgeLink(std::size_t i, const std::vector<std::uint32_t>& gains) {
+  Link& l = links_[i];
+  const std::uint32_t ahead_gain = gains[i - 1];
+  const std::uint32_t gain = gains[i];
+  const bool judged = l.linked && l.linked_since <= window_start_;
+  if (judged && ahead_gain == 0 && gain == 0) return;  // nothing moved: no evidence
+  if (judged && ahead_gain > gain) {
+    ++l.falling_windows;
+    l.streak_ahead_gain += ahead_gain;
+    l.streak_gain += gain;
+  } else {
+    l.falling_windows = 0;
+    l.streak_ahead_gain = 0;
+    l.streak_gain = 0;
+  }
 }
 
 std::optional<ChainOrder::Move> ChainOrder::Review(Clock::time_point now) {
   if (window_start_ == Clock::time_point{}) window_start_ = now;
   NoteHead(now);  // a head that came since the last review is not judged yet
   if (now < next_review()) return std::nullopt;
-  // Judge each link against the one before it over the window that ended.
   std::vector<std::uint32_t> gains(links_.size());
   for (std::size_t i = 0; i < links_.size(); ++i) {
     gains[i] = links_[i].held - links_[i].held_at_start;
   }
-  for (std::size_t i = 1; i < links_.size(); ++i) {
-    const Link& ahead = links_[i - 1];
-    Link& l = links_[i];
-    const bool judged = l.linked && l.linked_since <= window_start_;
-    const bool falling = judged && gains[i - 1] >= options_.min_predecessor_gain &&
-                         2 * gains[i] < gains[i - 1] && ahead.held >= l.held + options_.min_lag;
-    l.falling_windows = falling ? l.falling_windows + 1 : 0;
-  }
-  best_gain_ -= best_gain_ / 8;
-  for (std::uint32_t g : gains) best_gain_ = std::max(best_gain_, g);
+  const std::size_t line = line_size();  // leaves are not judged
+  for (std::size_t i = 1; i < line; ++i) JudgeLink(i, gains);
   std::optional<Move> move;
-  for (std::size_t i = 1; i < links_.size() && !move; ++i) {
-    if (links_[i].falling_windows < options_.windows_to_move) continue;
-    Link& ahead = links_[i - 1];
-    // A second successor falling behind the same link: blame its uplink.
-    const std::size_t culprit = ahead.fell_behind_it > 0 ? i - 1 : i;
-    if (culprit == links_.size() - 1) {
-      links_[i].falling_windows = 0;  // the tail holds up no one
-      continue;
-    }
-    move = Move{links_[culprit].id, culprit == i ? Reason::kFellBehind : Reason::kSlowUplink,
-                ahead.id, links_[i].id};
-    if (culprit == i) ++ahead.fell_behind_it;
-    MoveToTail(culprit);
+  // Leaves share the last link's uplink (see the header on max_leaves).
+  const bool room = links_.size() - line < options_.max_leaves;
+  for (std::size_t i = 1; i < line && room && !move; ++i) {
+    const Link& l = links_[i];
+    const Link& ahead = links_[i - 1];
+    const bool fell_behind = l.falling_windows >= options_.windows_to_move &&
+                             l.streak_ahead_gain >= options_.min_sample &&
+                             options_.slow_share * l.streak_gain < l.streak_ahead_gain &&
+                             ahead.held >= l.held + options_.min_lag;
+    if (!fell_behind) continue;
+    move = Move{l.id, Reason::kFellBehind, ahead.id, l.id};
+    MakeLeaf(i);
   }
-  if (!move && !gains.empty()) move = ReviewHead(gains[0]);
+  if (!move && line > 0 && links_[0].id == head_) move = ReviewHead(gains[0], room);
   for (Link& l : links_) l.held_at_start = l.held;
   window_start_ = now;
   NoteHead(now);
   return move;
 }
 
-std::optional<ChainOrder::Move> ChainOrder::ReviewHead(std::uint32_t gain) {
+std::optional<ChainOrder::Move> ChainOrder::ReviewHead(std::uint32_t gain, bool room) {
   const Link& head = links_[0];
-  // Judged only as head for the whole window, with pieces left to get,
-  // and with a successor to hold up.
-  if (links_.size() < 2 || head_since_ > window_start_ || head.held >= head.have.size()) {
-    head_falling_windows_ = 0;
-    return std::nullopt;
+  // Only whole windows as head, with pieces left to get.
+  if (head_since_ > window_start_ || head.held >= head.have.size()) return std::nullopt;
+  ++head_windows_;
+  head_gain_ += gain;
+  const double rate = static_cast<double>(head_gain_) / head_windows_;
+  if (head_gain_ >= options_.min_sample && head_windows_ >= options_.head_windows) {
+    reference_rate_ = std::max(reference_rate_, rate);
   }
-  const bool running = links_[1].linked && links_[1].linked_since <= window_start_ &&
-                       gain >= options_.min_predecessor_gain;
-  if (options_.probe_head && !probed_ && running) {
+  if (line_size() < 2 || head_windows_ < options_.head_windows) return std::nullopt;
+  const bool running = links_[1].linked && links_[1].linked_since <= window_start_;
+  if (options_.probe_head && !probed_ && running && head_gain_ > 0) {
     probed_ = true;
     const Move move{head.id, Reason::kHeadProbe};
-    MoveToTail(0);
+    // Second, not a leaf: a leaf ahead of the whole line would get nothing
+    // for seconds and go to the BitTorrent wire, whose requests then take
+    // the line's uplinks (0.5 s on N = 8, session 15).
+    std::swap(links_[0], links_[1]);
+    links_[0].linked = false;
+    links_[1].linked = false;  // until the sender links it to the new head
+    links_[1].falling_windows = 0;
+    links_[1].streak_ahead_gain = links_[1].streak_gain = 0;
     return move;
   }
-  const bool slow = best_gain_ >= options_.min_predecessor_gain && 2 * gain < best_gain_;
-  head_falling_windows_ = slow ? head_falling_windows_ + 1 : 0;
-  if (head_falling_windows_ < options_.windows_to_move) return std::nullopt;
+  const double expected = reference_rate_ * head_windows_;
+  if (!room || reference_rate_ == 0 || expected < options_.min_sample ||
+      options_.slow_share * head_gain_ >= expected) {
+    return std::nullopt;
+  }
   const Move move{head.id, Reason::kSlowHead};
-  MoveToTail(0);
+  MakeLeaf(0);
   return move;
 }
 

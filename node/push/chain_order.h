@@ -1,29 +1,49 @@
 // ChainOrder: the order of a chain seed's links (PushSenderOptions::chain,
-// docs/architecture.md "Chain"), and the rule that moves a slow link to
-// the tail.
+// docs/architecture.md "Chain"), and the rules that take a slow link out
+// of the line.
 //
 // A chain runs at its slowest link's rate from that link on: one receiver
 // on a 10 Mbit/s link, third of eight on 100 Mbit/s links, held the five
-// behind it to its rate (10.8x of size / link rate, session 14). The seed
-// learns from HAVE frames how many pieces each link has verified. A link
-// that, for `windows_to_move` windows in a row, gains under half as many
-// pieces as the one before it while already `min_lag` pieces behind it is
-// moved to the tail: the one after it is linked to the one before it, and
-// the slow one takes its pieces from the old tail at its own rate, holding
-// up no one.
+// behind it to its rate (10.8x of size / link rate, session 14). So a
+// link found slow becomes a *leaf*: it takes its pieces from the last
+// link of the line (whose uplink is otherwise idle) at its own rate, and
+// feeds no one. A leaf is never judged again, and newcomers join the line,
+// not the leaves, so a slow link cannot end up in front of others, and a
+// link wrongly found slow (a CPU stall on a busy machine) loses nothing:
+// the line's last link feeds it at its full rate. The seed learns from
+// HAVE frames how many pieces each link has verified, and looks at the
+// line once a window:
 //
-// A slow uplink shows as the link *after* it falling behind. So when a
-// second link falls behind the same predecessor, the predecessor is moved
-// instead (its uplink is the slow part); that covers the head's uplink too.
+// - A link falls behind when the one before it gains more than it does,
+//   window after window (a streak; a window in which it keeps up ends
+//   it). Once the streak has lasted `windows_to_move` windows, the one
+//   before gained `min_sample` pieces in it, the link under a
+//   `slow_share`th of that, and it is `min_lag` pieces behind, it becomes
+//   a leaf. The sample keeps a few pieces a window (10 Mbit/s links: about
+//   2 of 64 KiB a 100 ms window) from reading as a rate, and a link
+//   catching up on a predecessor far ahead is not falling behind: it
+//   gains as much.
+// - A head slow to receive holds every link behind it to exactly its
+//   rate, so none falls behind, and the seed cannot tell it from its own
+//   slow uplink. So the first head is probed: once it has been the head
+//   for `head_windows` windows with a successor linked, it swaps places
+//   with the second (which is a few pieces behind it: a healthy chain
+//   loses nothing), and then falls behind the new head if it is slow to
+//   receive. A head's rate is its pieces over its windows as head; the
+//   best rate of a head that gained at least `min_sample` pieces is the
+//   reference, and a later head that gains under a `slow_share`th of the
+//   reference's worth over `head_windows` windows becomes a leaf. Rates
+//   over whole tenures, not single windows, so that one burst of HAVEs (a
+//   disk stall, then its backlog) does not make every head slow.
+// - At most `max_leaves` leaves (one by default: the case this is for,
+//   one slow receiver). On a machine short of CPU every get stalls now and
+//   then and looks slow for a moment; a wrongly made leaf alone on the
+//   last link's uplink loses nothing, but several share it: with room for
+//   3, 16 gets on 2 cores made 3 leaves and took 2.46x of the limit where
+//   the chain without leaves took 1.62-2.09x (session 15).
 //
-// A head slow to receive holds every link behind it to exactly its rate,
-// so none falls behind, and the seed cannot tell it from its own slow
-// uplink. So the first head is probed: once the chain has run for a whole
-// window, it moves to the tail (where it holds up no one, and, being ahead
-// of everyone, loses nothing), and a head is slow when it gains under half
-// of the best any link gained in a recent window (`best_gain_`, which
-// decays, so one fast link's burst does not make every head slow).
-// A head found slow moves to the tail in turn.
+// Not covered: a slow uplink (the link after it falls behind, and becomes
+// a leaf in its place), and a second slow link once the one leaf is taken.
 //
 // Pure bookkeeping: no I/O; the caller passes the time. Not thread-safe;
 // owned by the push sender's thread. A link that does not take pieces from
@@ -44,14 +64,20 @@ namespace swarmcast::push {
 // When a link counts as slow (see above).
 struct ChainOrderOptions {
   std::chrono::milliseconds window{100};
-  int windows_to_move = 2;
-  // The predecessor gained at least this many pieces in the window: a
-  // link idle because the one before it has nothing new is not slow.
-  std::uint32_t min_predecessor_gain = 1;
+  int windows_to_move = 3;
+  // Pieces the one before must gain in a streak before its link is
+  // judged, and a head's worth of the reference before it is.
+  std::uint32_t min_sample = 32;
   // Pieces a link must be behind the one before it: a hop normally lags
   // by a few pieces (one in assembly, one being checked, the socket's).
   std::uint32_t min_lag = 16;
-  // Move the first head to the tail once the chain runs (see above).
+  // Windows as head before the probe, and before a head is judged.
+  int head_windows = 4;
+  // Slow: gaining under 1 / slow_share of the one before (the reference).
+  std::uint32_t slow_share = 4;
+  // At most this many leaves (see above).
+  std::size_t max_leaves = 1;
+  // Swap the first head with the second once the chain runs (see above).
   bool probe_head = true;
 };
 
@@ -62,22 +88,24 @@ class ChainOrder {
 
   enum class Reason {
     kFellBehind,  // `moved` (== behind) fell behind `ahead`
-    kSlowUplink,  // a second link (`behind`) fell behind `moved` (== ahead)
-    kSlowHead,    // the head, `moved`, gained under half the best gain
-    kHeadProbe,   // the first head, `moved`, makes way once (see above)
+    kSlowHead,    // the head, `moved`, gained under a share of the reference
+    kHeadProbe,   // the first head, `moved`, swaps with the second, once
   };
-  // What a review decided: `moved` went to the tail.
+  // What a review decided: `moved` became a leaf (kHeadProbe: second).
   struct Move {
     SubscriberId moved;
     Reason reason;
-    SubscriberId ahead = 0;   // kFellBehind, kSlowUplink
-    SubscriberId behind = 0;  // kFellBehind, kSlowUplink
+    SubscriberId ahead = 0;   // kFellBehind
+    SubscriberId behind = 0;  // kFellBehind
   };
 
   explicit ChainOrder(Options options = {}) : options_(options) {}
 
-  // A new link at the tail, holding the pieces its HELLO named.
+  // A new link at the end of the line (before the leaves), holding the
+  // pieces its HELLO named.
   void Join(SubscriberId id, std::vector<bool> have);
+  // A link gone (left, dropped, done). When the line is left empty, the
+  // leaf with the most pieces becomes it.
   void Leave(SubscriberId id);
   bool Contains(SubscriberId id) const;
   // It verified `piece` (a HAVE; a repeat, or an index out of range, is
@@ -86,10 +114,18 @@ class ChainOrder {
   // It now takes pieces from the link before it (linked), or from none.
   void SetLinked(SubscriberId id, bool linked, Clock::time_point now);
 
-  // Links, head first.
+  // Every link: the line, head first, then the leaves; and whether it is
+  // a leaf (it takes from the line's last link).
+  struct Place {
+    SubscriberId id;
+    bool leaf;
+    bool operator==(const Place&) const = default;
+  };
+  std::vector<Place> places() const;
+  // The line's links, head first, then the leaves.
   std::vector<SubscriberId> order() const;
   // Call at least once a window: closes the window that ended, if one did,
-  // and moves at most one link to the tail.
+  // and makes at most one link a leaf.
   std::optional<Move> Review(Clock::time_point now);
   // When the current window ends.
   Clock::time_point next_review() const { return window_start_ + options_.window; }
@@ -101,26 +137,36 @@ class ChainOrder {
     std::uint32_t held = 0;           // pieces verified
     std::uint32_t held_at_start = 0;  // at the current window's start
     bool linked = false;
+    bool leaf = false;
     Clock::time_point linked_since;
-    int falling_windows = 0;  // in a row
-    int fell_behind_it = 0;   // successors moved for falling behind it
+    // The current streak of windows in which the one before gained more.
+    int falling_windows = 0;
+    std::uint32_t streak_ahead_gain = 0;
+    std::uint32_t streak_gain = 0;
   };
   Link* Find(SubscriberId id);
-  void MoveToTail(std::size_t index);
+  // Links in the line: links_[0, line_size()); the leaves follow.
+  std::size_t line_size() const;
+  void MakeLeaf(std::size_t index);
   // Notes when links_[0] became the head.
   void NoteHead(Clock::time_point now);
-  // The head's review, after the others'; gains[0] is its gain.
-  std::optional<Move> ReviewHead(std::uint32_t gain);
+  // Link i (not the head) against the one before it; gains by index.
+  void JudgeLink(std::size_t i, const std::vector<std::uint32_t>& gains);
+  // The head's review, after the others'.
+  // `room`: another leaf is allowed.
+  std::optional<Move> ReviewHead(std::uint32_t gain, bool room);
 
   Options options_;
   std::vector<Link> links_;
   Clock::time_point window_start_{};
-  // The most pieces any link gained in one window, decaying by 1/8 a
-  // window (see above).
-  std::uint32_t best_gain_ = 0;
+  // The current head, since when, and what it gained in its whole windows
+  // as head (those in which it lacked pieces).
   SubscriberId head_ = 0;
   Clock::time_point head_since_{};
-  int head_falling_windows_ = 0;
+  int head_windows_ = 0;
+  std::uint32_t head_gain_ = 0;
+  // The best rate (pieces a window) of a head with a sample; 0: none yet.
+  double reference_rate_ = 0;
   bool probed_ = false;
 };
 

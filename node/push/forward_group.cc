@@ -52,7 +52,12 @@ void ForwardGroup::OnPeers(const std::vector<std::string>& endpoints) {
     }
   }
   for (const std::string& endpoint : endpoints) {
-    if (peers_.contains(endpoint)) continue;
+    // Once per endpoint; a chain link again once the old channel stopped,
+    // since the seed names it only when this node is to take from it.
+    const bool known = std::any_of(peers_.begin(), peers_.end(), [&](const auto& p) {
+      return p.first == endpoint && (!options_.chain || (p.second && p.second->active()));
+    });
+    if (known) continue;
     PushReceiverOptions o;
     o.endpoint = endpoint;
     o.source_address = options_.source_address;
@@ -69,12 +74,12 @@ void ForwardGroup::OnPeers(const std::vector<std::string>& endpoints) {
     auto d = PushDownload::Start(o, identity_, verified_, std::move(h));
     if (!d) {
       hooks_.log.Info("push: cannot subscribe to forwarder " + endpoint + ": " + d.error());
-      peers_[endpoint] = nullptr;  // not again: the wire covers what it would have sent
+      peers_.emplace_back(endpoint, nullptr);  // not again: the wire covers what it would have sent
       continue;
     }
     hooks_.log.Info("push: subscribed to forwarder " + endpoint);
     ++peer_channels_;
-    peers_[endpoint] = std::move(*d);
+    peers_.emplace_back(endpoint, std::move(*d));
   }
 }
 

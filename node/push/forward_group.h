@@ -34,10 +34,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "node/push/fanout_backend.h"
@@ -143,7 +143,11 @@ class ForwardGroup {
   std::vector<bool> verified_;
   std::uint32_t missing_ = 0;
   std::vector<bool> claimed_;  // a copy is with libtorrent or verified
-  std::map<std::string, std::unique_ptr<PushDownload>> peers_;  // by endpoint
+  // Channels to forwarders, with their endpoints, in the order they
+  // started. A chain link may be relinked to a forwarder it left before
+  // (the seed moved a link out of the line between them): then a second
+  // channel to the same endpoint follows the first, stopped, one.
+  std::vector<std::pair<std::string, std::unique_ptr<PushDownload>>> peers_;
   std::unique_ptr<PushSender> forwarder_;
   PushSenderStats forwarder_last_;  // its figures when it stopped
   std::uint16_t forward_port_ = 0;

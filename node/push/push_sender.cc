@@ -183,7 +183,7 @@ class PushSender::Loop {
   // (a chain: the one before it).
   void HandOutPeers();
   void HandOutChain();
-  // Chain: moves a link that keeps falling behind to the tail.
+  // Chain: makes a link found slow a leaf (node/push/chain_order.h).
   void ReviewChain();
   // Chain: the first subscriber, the only one the seed pushes to.
   std::optional<SubscriberId> ChainHead() const;
@@ -210,7 +210,7 @@ class PushSender::Loop {
   std::vector<SubscriberId> doomed_;  // dropped after the current round
   // Chain: subscribers in the order their HELLO came (ids follow the
   // connection order, which differs), so a newcomer always joins at the
-  // tail and never splits a working link; a slow link is moved to the tail.
+  // tail and never splits a working link; a slow link becomes a leaf.
   ChainOrder chain_;
   SubscriberId next_id_ = 1;
   bool stopping_ = false;
@@ -282,7 +282,8 @@ std::optional<SubscriberId> PushSender::Loop::ChainHead() const {
   return std::nullopt;
 }
 
-// Each subscriber is told the one before it once that one forwards, and
+// Each subscriber is told the one before it (a leaf: the line's last link)
+// once that one forwards, and
 // again only when that changes: when one leaves, the next is linked to
 // the one before, which pushes it whatever it lacks. One that does not
 // forward leaves the rest of the chain to the BitTorrent wire.
@@ -290,7 +291,7 @@ void PushSender::Loop::HandOutChain() {
   const Subscriber* before = nullptr;
   std::size_t linked = 0;
   const auto now = Clock::now();
-  for (SubscriberId id : chain_.order()) {
+  for (const auto& [id, leaf] : chain_.places()) {
     Subscriber& s = subscribers_.at(id);
     if (s.closing || !s.fd) continue;
     proto::Peers peers;
@@ -302,7 +303,9 @@ void PushSender::Loop::HandOutChain() {
         peers.peers.push_back(proto::PeerEndpoint{std::move(address), before->forward_port});
       }
     }
-    before = &s;
+    // A leaf (node/push/chain_order.h) takes from the line's last link
+    // and feeds no one; the leaves come after the whole line.
+    if (!leaf) before = &s;
     linked += source.empty() ? 0 : 1;
     if (source == s.chain_source) continue;
     s.chain_source = source;
@@ -321,22 +324,24 @@ void PushSender::Loop::ReviewChain() {
       auto it = subscribers_.find(id);
       return std::to_string(id) + " (" + (it == subscribers_.end() ? "" : it->second.address) + ")";
     };
-    std::string why;
+    const std::string share = "1/" + std::to_string(options_.chain_review.slow_share);
+    std::string what;
     switch (move->reason) {
       case ChainOrder::Reason::kFellBehind:
-        why = "fell behind subscriber " + name(move->ahead);
-        break;
-      case ChainOrder::Reason::kSlowUplink:
-        why = "had a second link fall behind it, " + name(move->behind) + ": a slow uplink";
+        what = "becomes a leaf (takes from the last link, feeds no one): it gains under " + share +
+               " of what the one before it gains, subscriber " + name(move->ahead);
         break;
       case ChainOrder::Reason::kSlowHead:
-        why = "gains under half the best rate of the chain as its head";
+        what = "becomes a leaf (takes from the last link, feeds no one): it gains under " + share +
+               " of the best rate of the chain's heads as its head";
         break;
       case ChainOrder::Reason::kHeadProbe:
-        why = "was the first head (probed once: a slow head holds up all)";
+        what =
+            "swaps places with the second: the first head is probed once, since a head "
+            "slow to receive would hold up all";
         break;
     }
-    log_.Info("push: chain: subscriber " + name(move->moved) + " moves to the tail: it " + why);
+    log_.Info("push: chain: subscriber " + name(move->moved) + " " + what);
     HandOutChain();
   }
   const auto until = std::chrono::ceil<std::chrono::milliseconds>(chain_.next_review() - now);

@@ -26,8 +26,8 @@
 // A seed with PushSenderOptions::chain links its subscribers into a chain
 // instead (docs/architecture.md, "Chain"): it pushes to the first one
 // alone, and sends each later one PEERS naming only the one before it. A
-// link that keeps falling behind the one before it is moved to the tail
-// (node/push/chain_order.h).
+// link found slow becomes a leaf: it takes from the chain's last link and
+// feeds no one (node/push/chain_order.h).
 //
 // Threading: Start() spawns one push thread that owns all sender state; the
 // public methods below are safe from any thread. Log lines go to the `log`
@@ -94,7 +94,7 @@ struct PushSenderOptions {
   // this way, where N - 1 flows per link took 1.25-3x (docs/benchmarks.md,
   // session 14).
   bool chain = false;
-  // Chain: when a link counts as slow and is moved to the tail.
+  // Chain: when a link counts as slow and becomes a leaf.
   ChainOrderOptions chain_review;
   // Seed with more subscribers than this: at most this many at once hold
   // pushed bytes they have not acknowledged (0: no limit). A piece can be

@@ -17,13 +17,18 @@ using Ids = std::vector<SubscriberId>;
 class ChainOrderTest : public ::testing::Test {
  protected:
   // Links 1..n, each linked to the one before it (the head takes from the
-  // seed), windows of 250 ms from t0_. Link 1 joins holding `head_start`
-  // pieces, the others none. The head probe is off unless asked for.
-  void Start(int n, PieceIndex head_start = 0, bool probe_head = false) {
+  // seed), windows of 250 ms from t0_, heads judged after 2 windows as
+  // head. Link 1 joins holding `head_start` pieces, the others none. The
+  // head probe is off unless asked for.
+  void Start(int n, PieceIndex head_start = 0, bool probe_head = false,
+             std::size_t max_leaves = 8) {
     chain_ = ChainOrder(ChainOrderOptions{.window = 250ms,
                                           .windows_to_move = 2,
-                                          .min_predecessor_gain = 4,
+                                          .min_sample = 16,
                                           .min_lag = 16,
+                                          .head_windows = 2,
+                                          .slow_share = 2,
+                                          .max_leaves = max_leaves,
                                           .probe_head = probe_head});
     for (SubscriberId id = 1; id <= static_cast<SubscriberId>(n); ++id) {
       std::vector<bool> have(kPieces);
@@ -84,17 +89,60 @@ TEST_F(ChainOrderTest, ALinkOnlyAFewPiecesBehindIsNotSlow) {
   EXPECT_EQ(chain_.order(), (Ids{1, 2, 3}));
 }
 
-TEST_F(ChainOrderTest, ALinkIdleBecauseTheOneBeforeHasNothingNewIsNotSlow) {
-  // Link 2 is 100 pieces behind the head, which gains under 4 a window.
+TEST_F(ChainOrderTest, ALinkCatchingUpOnOneFarAheadIsNotFallingBehind) {
+  // Link 2 is 100 pieces behind the head, and gains at least as much.
   Start(3, 100);
-  for (int w = 0; w < 3; ++w) EXPECT_FALSE(Window({3, 0, 0}));
+  for (int w = 0; w < 3; ++w) EXPECT_FALSE(Window({0, 40, 40}));
+  for (int w = 0; w < 3; ++w) EXPECT_FALSE(Window({4, 4, 4}));
   EXPECT_EQ(chain_.order(), (Ids{1, 2, 3}));
 }
 
-TEST_F(ChainOrderTest, TheTailFallingBehindMovesNothing) {
+TEST_F(ChainOrderTest, AtAFewPiecesAWindowOnlyASampleMakesARate) {
+  // Links on slow wires gain a piece or two a window: link 2 half a
+  // window behind the head, window after window, is not slow.
+  Start(4, 16);
+  for (int w = 0; w < 8; ++w) EXPECT_FALSE(Window({2, 1, 1, 1}));
+  // Link 3 gains nothing while link 2 gains 2 a window: slow once link 2
+  // gained 16 in the streak.
+  for (int w = 0; w < 7; ++w) EXPECT_FALSE(Window({2, 2, 0, 0})) << "window " << w;
+  auto move = Window({2, 2, 0, 0});
+  ASSERT_TRUE(move);
+  EXPECT_EQ(move->moved, 3u);
+}
+
+TEST_F(ChainOrderTest, TheLastLinkFallingBehindBecomesALeaf) {
   Start(3);
-  for (int w = 0; w < 4; ++w) EXPECT_FALSE(Window({40, 40, 4}));
-  EXPECT_EQ(chain_.order(), (Ids{1, 2, 3}));
+  Window({40, 40, 4});
+  ASSERT_TRUE(Window({40, 40, 4}));
+  // Same place, but newcomers now join the line before it.
+  using P = ChainOrder::Place;
+  EXPECT_EQ(chain_.places(), (std::vector<P>{{1, false}, {2, false}, {3, true}}));
+}
+
+TEST_F(ChainOrderTest, ANewcomerJoinsTheLineNotTheLeaves) {
+  Start(4);
+  Window({40, 4, 4, 4});
+  ASSERT_TRUE(Window({40, 4, 4, 4}));  // 2 becomes a leaf
+  chain_.Join(5, std::vector<bool>(kPieces));
+  using P = ChainOrder::Place;
+  EXPECT_EQ(chain_.places(),
+            (std::vector<P>{{1, false}, {3, false}, {4, false}, {5, false}, {2, true}}));
+}
+
+TEST_F(ChainOrderTest, ALineLeftWithOnlyLeavesTakesTheLeafFurthestAlong) {
+  Start(4);
+  // 2 becomes a leaf (slow), then 4 (slow as well, but further along).
+  Window({40, 4, 40, 40});
+  ASSERT_TRUE(Window({40, 4, 40, 40}));
+  Window({40, 4, 40, 10});
+  ASSERT_TRUE(Window({40, 4, 40, 10}));
+  using P = ChainOrder::Place;
+  ASSERT_EQ(chain_.places(), (std::vector<P>{{1, false}, {3, false}, {2, true}, {4, true}}));
+  // The line's links finish and leave: the leaf with the most pieces is
+  // the new line, the slow one hangs off it.
+  chain_.Leave(1);
+  chain_.Leave(3);
+  EXPECT_EQ(chain_.places(), (std::vector<P>{{4, false}, {2, true}}));
 }
 
 TEST_F(ChainOrderTest, AChainAllAtItsHeadsRateMovesNothing) {
@@ -120,24 +168,12 @@ TEST_F(ChainOrderTest, ALinkJustRelinkedIsNotJudgedInItsFirstWindow) {
   EXPECT_EQ(chain_.order(), (Ids{1, 3, 4, 2}));
 }
 
-TEST_F(ChainOrderTest, ASecondLinkFallingBehindTheSameOneMovesThatOne) {
-  Start(4);
-  // Link 2 receives at full rate but forwards slowly: 3 falls behind it.
-  Window({40, 40, 4, 4});
-  auto first = Window({40, 40, 4, 4});
-  ASSERT_TRUE(first);
-  EXPECT_EQ(first->moved, 3u);
-  EXPECT_EQ(chain_.order(), (Ids{1, 2, 4, 3}));
-  chain_.SetLinked(4, true, now_);
-  chain_.SetLinked(3, true, now_);
-  // Then 4, linked to 2, falls behind it too: 2's uplink is the slow part.
-  Window({40, 40, 4, 4});
-  auto second = Window({40, 40, 4, 4});
-  ASSERT_TRUE(second);
-  EXPECT_EQ(second->moved, 2u);
-  EXPECT_EQ(second->ahead, 2u);
-  EXPECT_EQ(second->behind, 4u);
-  EXPECT_EQ(chain_.order(), (Ids{1, 4, 3, 2}));
+TEST_F(ChainOrderTest, NoMoreLeavesThanMaxLeaves) {
+  // Eight links, each behind slower than the one before: a busy machine.
+  Start(8, 0, /*probe_head=*/false, /*max_leaves=*/2);
+  int moves = 0;
+  for (int w = 0; w < 20; ++w) moves += Window({80, 40, 20, 10, 5, 2, 1, 0}).has_value();
+  EXPECT_EQ(moves, 2);
 }
 
 TEST_F(ChainOrderTest, ARepeatedHaveIsNotProgress) {
@@ -155,44 +191,70 @@ TEST_F(ChainOrderTest, ARepeatedHaveIsNotProgress) {
   EXPECT_EQ(chain_.order(), (Ids{1, 3, 2}));
 }
 
-TEST_F(ChainOrderTest, TheFirstHeadMakesWayOnceTheChainRuns) {
+TEST_F(ChainOrderTest, TheFirstHeadSwapsWithTheSecondOnceTheChainRuns) {
   Start(3, 0, /*probe_head=*/true);
+  EXPECT_FALSE(Window({40, 40, 40})) << "the probe waits for 2 windows as head";
   auto probe = Window({40, 40, 40});
   ASSERT_TRUE(probe);
   EXPECT_EQ(probe->moved, 1u);
   EXPECT_EQ(probe->reason, ChainOrder::Reason::kHeadProbe);
-  EXPECT_EQ(chain_.order(), (Ids{2, 3, 1}));
+  EXPECT_EQ(chain_.order(), (Ids{2, 1, 3}));
   chain_.SetLinked(2, false, now_);
   chain_.SetLinked(1, true, now_);
-  // Once only: the new head at the same rate stays; 1, ahead of all,
-  // gains nothing for a while at the tail.
-  for (int w = 0; w < 4; ++w) EXPECT_FALSE(Window({0, 40, 40}));
-  EXPECT_EQ(chain_.order(), (Ids{2, 3, 1}));
+  chain_.SetLinked(3, true, now_);
+  // Once only: all at the same rate, nothing moves again.
+  for (int w = 0; w < 6; ++w) EXPECT_FALSE(Window({40, 40, 40}));
+  EXPECT_EQ(chain_.order(), (Ids{2, 1, 3}));
 }
 
-TEST_F(ChainOrderTest, TheProbeMovesASlowFirstHeadOutOfTheWay) {
+TEST_F(ChainOrderTest, TheProbeShowsASlowFirstHeadFallingBehind) {
   Start(4, 0, /*probe_head=*/true);
-  // Everyone at the slow head's rate, until it makes way.
+  // Everyone at the slow head's rate, until it swaps with 2.
+  EXPECT_FALSE(Window({4, 4, 4, 4}));
   ASSERT_TRUE(Window({4, 4, 4, 4}));
   chain_.SetLinked(2, false, now_);
   chain_.SetLinked(1, true, now_);
-  // The new head runs at full rate; the slow one, at the tail, at its own.
-  for (int w = 0; w < 4; ++w) EXPECT_FALSE(Window({4, 40, 40, 40}));
+  chain_.SetLinked(3, true, now_);
+  // 2 now runs at full rate; 1, behind it, does not keep up: a leaf.
+  EXPECT_FALSE(Window({4, 40, 4, 4}));
+  auto move = Window({4, 40, 4, 4});
+  ASSERT_TRUE(move);
+  EXPECT_EQ(move->moved, 1u);
+  EXPECT_EQ(move->reason, ChainOrder::Reason::kFellBehind);
+  chain_.SetLinked(3, true, now_);
+  chain_.SetLinked(1, true, now_);
+  for (int w = 0; w < 6; ++w) EXPECT_FALSE(Window({4, 40, 40, 40}));
   EXPECT_EQ(chain_.order(), (Ids{2, 3, 4, 1}));
 }
 
-TEST_F(ChainOrderTest, AHeadGainingUnderHalfTheBestMovesToTheTail) {
+TEST_F(ChainOrderTest, AHeadGainingUnderAShareOfTheReferenceBecomesALeaf) {
   Start(4, 0, /*probe_head=*/true);
-  ASSERT_TRUE(Window({40, 40, 40, 40}));  // the probe: 2 heads
+  EXPECT_FALSE(Window({40, 40, 40, 40}));
+  ASSERT_TRUE(Window({40, 40, 40, 40}));  // the probe: 2 heads, 1 set 40 a window
   chain_.SetLinked(2, false, now_);
   chain_.SetLinked(1, true, now_);
-  // 2 is slow to receive: 3 and 4 keep up with it, 1 is ahead of them.
-  EXPECT_FALSE(Window({0, 4, 4, 4}));
-  auto move = Window({0, 4, 4, 4});
+  chain_.SetLinked(3, true, now_);
+  // 2 is slow to receive; 1, 3 and 4 hold all it has, and gain nothing.
+  EXPECT_FALSE(Window({0, 4, 0, 0}));
+  auto move = Window({0, 4, 0, 0});
   ASSERT_TRUE(move);
   EXPECT_EQ(move->moved, 2u);
   EXPECT_EQ(move->reason, ChainOrder::Reason::kSlowHead);
-  EXPECT_EQ(chain_.order(), (Ids{3, 4, 1, 2}));
+  EXPECT_EQ(chain_.order(), (Ids{1, 3, 4, 2}));
+}
+
+TEST_F(ChainOrderTest, AHeadIsJudgedOnItsWholeTenureNotOneWindow) {
+  Start(3, 0, /*probe_head=*/true);
+  // The first head: a burst of 120 HAVEs (a disk stall's backlog), then a
+  // window of nothing; its rate is 60 a window over the two.
+  Window({120, 120, 120});
+  ASSERT_TRUE(Window({0, 0, 0}));  // the probe
+  chain_.SetLinked(2, false, now_);
+  chain_.SetLinked(1, true, now_);
+  chain_.SetLinked(3, true, now_);
+  // The next head's 40 a window is over half of 60: it stays.
+  for (int w = 0; w < 6; ++w) EXPECT_FALSE(Window({40, 40, 40}));
+  EXPECT_EQ(chain_.order(), (Ids{2, 1, 3}));
 }
 
 TEST_F(ChainOrderTest, AHeadWithEveryPieceIsNotSlow) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "node/push/forward_group.h"
 #include "node/push/push_sender.h"
 #include "node/push/tcp.h"
 #include "tests/common/wait_until.h"
@@ -132,16 +133,13 @@ TEST_F(PushChannelTest, AChainSeedPushesToTheFirstAndLinksEachToTheOneBefore) {
   EXPECT_EQ(c.peers().size(), c_peers);
 }
 
-TEST_F(PushChannelTest, AChainSeedMovesALinkThatFallsBehindToTheTail) {
+TEST_F(PushChannelTest, AChainSeedMakesALinkThatFallsBehindALeaf) {
   PushSenderOptions o;
   o.chain = true;
   // Short windows, and any gain of the one before against none: the
   // fixture's file has only 41 pieces.
-  o.chain_review = {.window = 100ms,
-                    .windows_to_move = 2,
-                    .min_predecessor_gain = 1,
-                    .min_lag = 4,
-                    .probe_head = false};
+  o.chain_review = {
+      .window = 100ms, .windows_to_move = 2, .min_sample = 2, .min_lag = 4, .probe_head = false};
   auto sender = StartSender(FanoutKind::kSplice, 10s, o);
   ASSERT_TRUE(sender);
   const std::uint32_t pieces = geometry().piece_count;
@@ -166,11 +164,47 @@ TEST_F(PushChannelTest, AChainSeedMovesALinkThatFallsBehindToTheTail) {
   });
   ASSERT_TRUE(relinked) << "the head reported " << next << " pieces; C was told "
                         << c.peers().size() << " PEERS";
-  // B is at the tail, linked to C; C takes from the head.
+  // B is a leaf of the line's last link, C; C takes from the head.
   ASSERT_TRUE(WaitUntil(
       10s, [&] { return poll_all() && b.peers().back() == std::vector<std::uint16_t>{7003}; }));
   EXPECT_TRUE(a.peers().empty()) << "the head still takes from the seed";
   EXPECT_EQ(sender->stats().subscribers, 3u) << "a slow link is moved, not dropped";
+}
+
+// A chain link the seed relinks to a forwarder it took from before (the
+// one between them became a leaf) subscribes to it again: a channel that
+// stopped is no reason to stay away in a chain.
+TEST_F(PushChannelTest, AChainLinkRelinkedToAnEarlierForwarderSubscribesAgain) {
+  // Two fake forwarders that only count the connections they accept.
+  auto a = ListenTcp("127.0.0.1", 0);
+  auto b = ListenTcp("127.0.0.1", 0);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto accepted = [](const TcpListener& l, std::vector<UniqueFd>& held) {
+    for (int fd; (fd = ::accept4(l.fd.get(), nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) {
+      held.emplace_back(fd);
+    }
+    return held.size();
+  };
+  std::vector<UniqueFd> at_a, at_b;
+  const std::string ea = "127.0.0.1:" + std::to_string(a->port);
+  const std::string eb = "127.0.0.1:" + std::to_string(b->port);
+
+  ForwardGroupOptions o;
+  o.content_root = scratch_ / "link";
+  o.chain = true;
+  ForwardGroup::Hooks h;
+  h.post = [](std::function<void()> f) { f(); };
+  h.add_piece = [](std::uint32_t, std::vector<char>) {};
+  ForwardGroup group(o, Identity(), std::vector<bool>(geometry().piece_count), h);
+  group.OnPeers({ea});
+  ASSERT_TRUE(WaitUntil(10s, [&] { return accepted(*a, at_a) == 1; }));
+  group.OnPeers({eb});  // relinked: the channel to A stops
+  ASSERT_TRUE(WaitUntil(10s, [&] { return accepted(*b, at_b) == 1; }));
+  group.OnPeers({ea});  // and back
+  EXPECT_TRUE(WaitUntil(10s, [&] { return accepted(*a, at_a) == 2; }))
+      << "connections to A: " << at_a.size();
+  EXPECT_EQ(group.stats().peer_channels, 3u);
+  group.Stop();
 }
 
 }  // namespace

@@ -4,8 +4,11 @@ seed's, as on an image server with a faster NIC, or one slow receiver's),
 or a fault (a process killed during the run, benchlib/faults.py).
 
 Spec syntax (run-bench --cells):
-MiB:RATE:N[,N...][:seed=RATE|:slow=RATE|:fault=seed-kill|:fault=forwarder-kill],
-cells separated by ';'. `slow` shapes the last receiver (host N)."""
+MiB:RATE:N[,N...][:seed=RATE|:slow=RATE|:slowfirst=RATE|:fault=seed-kill|
+:fault=forwarder-kill], cells separated by ';'. `slow` shapes the last
+receiver (host N), `slowfirst` the first (host 1, started first, so most
+often the first to subscribe: a chain's head, the worst place for a slow
+link in a chain)."""
 
 from typing import NamedTuple
 
@@ -20,7 +23,7 @@ class Cell(NamedTuple):
     size: int
     rate: str
     n: int
-    variant: str = ""  # "", "seed=RATE", "slow=RATE" or "fault=KIND"
+    variant: str = ""  # "", "seed=RATE", "slow=RATE", "slowfirst=RATE" or "fault=KIND"
 
     @property
     def limit(self):
@@ -32,14 +35,19 @@ class Cell(NamedTuple):
         k, _, v = self.variant.partition("=")
         return parse_rate(v) if k == kind else None
 
+    def _slow_rate(self):
+        return self._odd_rate("slow") or self._odd_rate("slowfirst")
+
     @property
     def slow_receiver(self):
         """The receiver (1..N) on the slow link, or None."""
+        if self._odd_rate("slowfirst") is not None:
+            return 1
         return self.n if self._odd_rate("slow") is not None else None
 
     @property
     def slow_limit(self):
-        bps = self._odd_rate("slow")
+        bps = self._slow_rate()
         return self.size * 8 / bps if bps else None
 
     @property
@@ -52,8 +60,8 @@ class Cell(NamedTuple):
         """Hosts whose link rate differs: {host index: bits/s} (host 0 is the seed)."""
         if self._odd_rate("seed") is not None:
             return {0: self._odd_rate("seed")}
-        if self._odd_rate("slow") is not None:
-            return {self.n: self._odd_rate("slow")}
+        if self._slow_rate() is not None:
+            return {self.slow_receiver: self._slow_rate()}
         return {}
 
     def label(self):
@@ -63,6 +71,8 @@ class Cell(NamedTuple):
             text += f", seed {v}"
         elif k == "slow":
             text += f", one receiver {v}"
+        elif k == "slowfirst":
+            text += f", the first receiver {v}"
         elif k == "fault":
             text += {"seed-kill": ", seed killed after one copy",
                      "forwarder-kill": ", r1 killed mid-way"}.get(v, f", {v}")
@@ -84,14 +94,15 @@ def parse(spec):
         fields = part.split(":")
         if len(fields) not in (3, 4):
             raise ValueError(f"cell {part!r}: want MiB:RATE:N[,N...]"
-                             "[:seed=RATE|:slow=RATE|:fault=KIND]")
+                             "[:seed=RATE|:slow=RATE|:slowfirst=RATE|:fault=KIND]")
         size, rate, ns = fields[:3]
         variant = fields[3] if len(fields) == 4 else ""
         parse_rate(rate)
         if variant:
             kind, eq, odd = variant.partition("=")
-            if kind not in ("seed", "slow", "fault") or not eq:
-                raise ValueError(f"cell {part!r}: the 4th field is seed=RATE, slow=RATE or "
+            if kind not in ("seed", "slow", "slowfirst", "fault") or not eq:
+                raise ValueError(f"cell {part!r}: the 4th field is seed=RATE, slow=RATE, "
+                                 "slowfirst=RATE or "
                                  f"fault={'|'.join(FAULT_KINDS)}")
             if kind == "fault":
                 if odd not in FAULT_KINDS:
