@@ -1,7 +1,6 @@
 // Integration: a chain (`seed --push-chain`, `get --chain`) between real
 // processes on 127.0.0.x. The seed's upload is capped, as a seed's uplink
-// is on a LAN; each get takes its pieces from the one before it (the first
-// head swaps places with the second once the chain runs), and a
+// is on a LAN; each get takes its pieces from the one before it, and a
 // link killed mid-way leaves every other copy intact.
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -64,9 +63,8 @@ TEST_F(PushChainTest, EachGetTakesItsPiecesFromTheOneBeforeIt) {
     ASSERT_TRUE(f.is_object()) << j.dump();
     from_seed += j["push"]["payload_bytes"].get<std::int64_t>();
     from_chain += f["peer_payload_bytes"].get<std::int64_t>();
-    // One link before it at a time, relinked at most once: the first head
-    // swaps with the second once the chain runs, so the third is linked
-    // to the first.
+    // One link before it at a time; a second only if the seed made it a
+    // leaf (a busy machine can stall a get long enough to look slow).
     EXPECT_LE(f["peer_channels"], 2) << j.dump();
   }
   // About one copy left the seed's capped uplink, not three; the other
@@ -77,9 +75,6 @@ TEST_F(PushChainTest, EachGetTakesItsPiecesFromTheOneBeforeIt) {
   ASSERT_EQ(seed->Wait(20s), 0) << seed->Stderr();
   const Json sj = seed->JsonOut();
   EXPECT_LT(sj["push"]["payload_bytes"].get<std::int64_t>(), kSize * 3 / 2) << sj.dump();
-  // The seed probed its first head once the chain ran (node/push/chain_order.h).
-  EXPECT_NE(seed->Stderr().find("the first head is probed once"), std::string::npos)
-      << seed->Stderr();
 }
 
 TEST_F(PushChainTest, AMiddleLinkKilledLeavesTheNextLinkedToTheOneBeforeIt) {
