@@ -122,7 +122,7 @@ std::optional<ChainOrder::Move> ChainOrder::Review(Clock::time_point now) {
                              options_.slow_share * l.streak_gain < l.streak_ahead_gain &&
                              ahead.held >= l.held + options_.min_lag;
     if (!fell_behind) continue;
-    move = Move{l.id, Reason::kFellBehind, ahead.id, l.id};
+    move = Move{l.id, Reason::kFellBehind, ahead.id};
     MakeLeaf(i);
   }
   if (!move && line > 0 && links_[0].id == head_) move = ReviewHead(gains[0], room);

@@ -92,7 +92,7 @@ class ChainOrder {
   using Options = ChainOrderOptions;
 
   enum class Reason {
-    kFellBehind,  // `moved` (== behind) fell behind `ahead`
+    kFellBehind,  // `moved` fell behind `ahead`
     kSlowHead,    // the head, `moved`, gained under a share of the reference
     kHeadProbe,   // the first head, `moved`, swaps with the second, once
   };
@@ -100,8 +100,7 @@ class ChainOrder {
   struct Move {
     SubscriberId moved;
     Reason reason;
-    SubscriberId ahead = 0;   // kFellBehind
-    SubscriberId behind = 0;  // kFellBehind
+    SubscriberId ahead = 0;  // kFellBehind
   };
 
   explicit ChainOrder(Options options = {}) : options_(options) {}
