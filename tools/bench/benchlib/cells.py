@@ -1,14 +1,17 @@
 """One cell of the benchmark matrix: a file size, the link rate, N
-receivers, and optionally one link that differs from the others (the
-seed's, as on an image server with a faster NIC, or one slow receiver's),
-or a fault (a process killed during the run, benchlib/faults.py).
+receivers, and optionally links that differ from the others (the seed's,
+as on an image server with a faster NIC, or one slow receiver's) and a
+fault (a process killed during the run, benchlib/faults.py).
 
 Spec syntax (run-bench --cells):
-MiB:RATE:N[,N...][:seed=RATE|:slow=RATE|:slowfirst=RATE|:fault=seed-kill|
-:fault=forwarder-kill], cells separated by ';'. `slow` shapes the last
-receiver (host N), `slowfirst` the first (host 1, started first, so most
-often the first to subscribe: a chain's head, the worst place for a slow
-link in a chain)."""
+MiB:RATE:N[,N...][:seed=RATE][:slow=RATE|:slowfirst=RATE][:fault=seed-kill|
+:fault=forwarder-kill], cells separated by ';'; each kind at most once.
+`slow` shapes the last receiver (host N), `slowfirst` the first (host 1,
+started first, so most often the first to subscribe: a chain's head, the
+worst place for a slow link in a chain). A fault with a slow receiver
+fires before every receiver is done whatever the system: receivers that
+finish together (a seed pushing to all at once) miss the seed-kill
+fault otherwise."""
 
 from typing import NamedTuple
 
@@ -19,11 +22,23 @@ MiB = 1 << 20
 GiB = 1 << 30
 
 
+KINDS = ("seed", "slow", "slowfirst", "fault")
+
+
 class Cell(NamedTuple):
     size: int
     rate: str
     n: int
-    variant: str = ""  # "", "seed=RATE", "slow=RATE", "slowfirst=RATE" or "fault=KIND"
+    # "" or KIND=VALUE fields joined by ':' ("seed=400mbit",
+    # "fault=seed-kill:slow=50mbit")
+    variant: str = ""
+
+    def _value(self, kind):
+        for part in self.variant.split(":"):
+            k, _, v = part.partition("=")
+            if k == kind:
+                return v
+        return None
 
     @property
     def limit(self):
@@ -32,8 +47,8 @@ class Cell(NamedTuple):
         return self.size * 8 / bps if bps else None
 
     def _odd_rate(self, kind):
-        k, _, v = self.variant.partition("=")
-        return parse_rate(v) if k == kind else None
+        v = self._value(kind)
+        return parse_rate(v) if v else None
 
     def _slow_rate(self):
         return self._odd_rate("slow") or self._odd_rate("slowfirst")
@@ -53,66 +68,66 @@ class Cell(NamedTuple):
     @property
     def fault(self):
         """The fault kind (benchlib/faults.py), or None."""
-        k, _, v = self.variant.partition("=")
-        return v if k == "fault" else None
+        return self._value("fault")
 
     def host_rates(self):
         """Hosts whose link rate differs: {host index: bits/s} (host 0 is the seed)."""
+        rates = {}
         if self._odd_rate("seed") is not None:
-            return {0: self._odd_rate("seed")}
+            rates[0] = self._odd_rate("seed")
         if self._slow_rate() is not None:
-            return {self.slow_receiver: self._slow_rate()}
-        return {}
+            rates[self.slow_receiver] = self._slow_rate()
+        return rates
 
     def label(self):
         text = f"{self.size >> 20} MiB, {self.rate}"
-        k, _, v = self.variant.partition("=")
-        if k == "seed":
-            text += f", seed {v}"
-        elif k == "slow":
-            text += f", one receiver {v}"
-        elif k == "slowfirst":
-            text += f", the first receiver {v}"
-        elif k == "fault":
+        seed, slow, first, fault = (self._value(k) for k in KINDS)
+        if seed:
+            text += f", seed {seed}"
+        if slow:
+            text += f", one receiver {slow}"
+        if first:
+            text += f", the first receiver {first}"
+        if fault:
             text += {"seed-kill": ", seed killed after one copy",
-                     "forwarder-kill": ", r1 killed mid-way"}.get(v, f", {v}")
+                     "forwarder-kill": ", r1 killed mid-way"}.get(fault, f", {fault}")
         return text
 
     def tag(self):
         return (f"{self.size >> 20}M-{self.rate}-n{self.n}" +
-                (f"-{self.variant.replace('=', '')}" if self.variant else ""))
-
-
-def kind_of(variant):
-    return variant.partition("=")[0]
+                (f"-{self.variant.replace('=', '').replace(':', '-')}" if self.variant else ""))
 
 
 def parse(spec):
     """'64:100mbit:1,2,4;64:100mbit:8:seed=400mbit' -> [Cell, ...]."""
+    want = ("want MiB:RATE:N[,N...][:seed=RATE][:slow=RATE|:slowfirst=RATE]"
+            f"[:fault={'|'.join(FAULT_KINDS)}]")
     cells = []
     for part in spec.split(";"):
         fields = part.split(":")
-        if len(fields) not in (3, 4):
-            raise ValueError(f"cell {part!r}: want MiB:RATE:N[,N...]"
-                             "[:seed=RATE|:slow=RATE|:slowfirst=RATE|:fault=KIND]")
+        if len(fields) < 3:
+            raise ValueError(f"cell {part!r}: {want}")
         size, rate, ns = fields[:3]
-        variant = fields[3] if len(fields) == 4 else ""
         parse_rate(rate)
-        if variant:
+        kinds = []
+        for variant in fields[3:]:
             kind, eq, odd = variant.partition("=")
-            if kind not in ("seed", "slow", "slowfirst", "fault") or not eq:
-                raise ValueError(f"cell {part!r}: the 4th field is seed=RATE, slow=RATE, "
-                                 "slowfirst=RATE or "
-                                 f"fault={'|'.join(FAULT_KINDS)}")
+            if kind not in KINDS or not eq:
+                raise ValueError(f"cell {part!r}: {variant!r} is not one of: {want}")
+            family = "slow" if kind.startswith("slow") else kind  # slow, slowfirst: one link
+            if family in ("slow" if k.startswith("slow") else k for k in kinds):
+                raise ValueError(f"cell {part!r}: one {family} field at most")
+            kinds.append(kind)
             if kind == "fault":
                 if odd not in FAULT_KINDS:
                     raise ValueError(f"cell {part!r}: fault is one of {', '.join(FAULT_KINDS)}")
             else:
                 parse_rate(odd)
+        cell = Cell(int(size) * MiB, rate, 1, ":".join(fields[3:]))
         for n in ns.split(","):
             if not 1 <= int(n) <= 199:
                 raise ValueError(f"cell {part!r}: N must be 1..199 (the LAN holds 200 hosts)")
-            if kind_of(variant) == "fault" and variant.endswith("forwarder-kill") and int(n) < 2:
+            if cell.fault == "forwarder-kill" and int(n) < 2:
                 raise ValueError(f"cell {part!r}: fault=forwarder-kill needs N >= 2")
-            cells.append(Cell(int(size) * MiB, rate, int(n), variant))
+            cells.append(cell._replace(n=int(n)))
     return cells
