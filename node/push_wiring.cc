@@ -170,6 +170,16 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
       return forward_addresses->Contains(ip);
     };
   }
+  if (forward && t.swarm_complete) {
+    // A get lingering after its download leaves early once the tracker
+    // says every peer is done, but a chain link holds its announces back
+    // while the chain brings pieces, so the tracker does not know it: a
+    // node that still takes pieces from this one's forwarder keeps it.
+    t.swarm_complete = [&state, tracker_says = std::move(t.swarm_complete)] {
+      if (state.group && state.group->stats().forward_subscribers > 0) return false;
+      return tracker_says();
+    };
+  }
   t.hooks.on_ready = [&state, identity, source, token, max_rate, log, forward, chain, bind,
                       forward_addresses](const PieceFeed& feed) {
     push::PushReceiverOptions options;
@@ -219,8 +229,19 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
       hooks.on_peers = [&state](std::vector<std::string> endpoints) {
         if (state.group) state.group->OnPeers(endpoints);
       };
-      hooks.on_ended = [&state] {
+      hooks.on_ended = [&state, log] {
         if (state.group) state.group->OnSeedChannelEnded();
+        // A chain link without its seed joins the swarm at once rather
+        // than after 3 s of nothing: the head, or a link the seed had
+        // just relinked to itself, has no other source, and its announces
+        // tell the tracker it is not done. That alone does not keep the
+        // links that are done (they poll the tracker every 2 s, and one
+        // polled first in PushChainTest); their forwarder's subscribers
+        // do (swarm_complete above).
+        if (state.release_wire) {
+          log.Info("push: the seed's channel ended; joining the swarm");
+          std::exchange(state.release_wire, nullptr)();
+        }
       };
     }
     auto d = push::PushDownload::Start(options, identity, feed.have, hooks);

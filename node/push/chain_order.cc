@@ -52,6 +52,11 @@ void ChainOrder::SetLinked(SubscriberId id, bool linked, Clock::time_point now) 
   l->falling_windows = 0;
 }
 
+bool ChainOrder::Linked(SubscriberId id) const {
+  auto it = std::find_if(links_.begin(), links_.end(), [id](const Link& l) { return l.id == id; });
+  return it != links_.end() && it->linked;
+}
+
 std::vector<ChainOrder::Place> ChainOrder::places() const {
   std::vector<Place> out;
   out.reserve(links_.size());

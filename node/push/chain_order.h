@@ -78,12 +78,12 @@ struct ChainOrderOptions {
   // At most this many leaves (see above).
   std::size_t max_leaves = 1;
   // Swap the first head with the second once the chain runs (see above).
-  // Off: after the swap the new head lacks what the old one had and had
-  // not yet forwarded, so a seed killed then (bench.fault_cells) left it
-  // with no one to take those pieces from once the others finished and
-  // exited (session 15). The probe needs the new head to take them from
-  // the old one first.
-  bool probe_head = false;
+  // The new head lacks what the old one had not yet forwarded to it; the
+  // seed names the second to the head as a second source
+  // (PushSender::Loop::HandOutChain), so it takes those pieces from the
+  // old head at once. Without that, a seed killed after the swap
+  // (bench.fault_cells) left them with no one (session 15).
+  bool probe_head = true;
 };
 
 class ChainOrder {
@@ -117,6 +117,9 @@ class ChainOrder {
   void OnHave(SubscriberId id, PieceIndex piece);
   // It now takes pieces from the link before it (linked), or from none.
   void SetLinked(SubscriberId id, bool linked, Clock::time_point now);
+  // What SetLinked last said, or false since a move (the probe, a leaf)
+  // unlinked it; false for an unknown id.
+  bool Linked(SubscriberId id) const;
 
   // Every link: the line, head first, then the leaves; and whether it is
   // a leaf (it takes from the line's last link).

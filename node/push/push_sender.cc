@@ -134,8 +134,8 @@ class PushSender::Loop {
     bool want_write = false;
     std::string address;             // the peer's numeric IP
     std::uint16_t forward_port = 0;  // from LISTEN: it forwards (seed role)
-    // Chain: the forwarder it was last told to take pieces from
-    // ("ADDR:PORT"; empty: none yet).
+    // Chain: the forwarders it was last told to take pieces from
+    // ("ADDR:PORT", space-separated; empty: none yet).
     std::string chain_source;
     std::optional<Job> job;
     std::deque<std::vector<std::uint8_t>> control;  // queued control frames
@@ -283,33 +283,58 @@ std::optional<SubscriberId> PushSender::Loop::ChainHead() const {
 }
 
 // Each subscriber is told the one before it (a leaf: the line's last link)
-// once that one forwards, and
-// again only when that changes: when one leaves, the next is linked to
-// the one before, which pushes it whatever it lacks. One that does not
-// forward leaves the rest of the chain to the BitTorrent wire.
+// once that one forwards, and again only when that changes: when one
+// leaves, the next is linked to the one before, which pushes it whatever
+// it lacks. One that does not forward leaves the rest of the chain to the
+// BitTorrent wire.
+//
+// The head is also told the second. In a line each link holds a subset of
+// what the one before it holds, so the second has nothing for the head
+// and its channel stays idle; but after the head probe (a swap) the new
+// head lacks what the old one had not yet forwarded to it, and a seed
+// that died then left it with no one to push those pieces
+// (bench.fault_cells, session 15). Taking from the second, the head gets
+// them at once.
 void PushSender::Loop::HandOutChain() {
+  struct Live {
+    SubscriberId id;
+    Subscriber* s;
+    bool leaf;
+  };
+  std::vector<Live> live;
+  for (const auto& [id, leaf] : chain_.places()) {
+    Subscriber& s = subscribers_.at(id);
+    if (!s.closing && s.fd) live.push_back({id, &s, leaf});
+  }
   const Subscriber* before = nullptr;
   std::size_t linked = 0;
   const auto now = Clock::now();
-  for (const auto& [id, leaf] : chain_.places()) {
-    Subscriber& s = subscribers_.at(id);
-    if (s.closing || !s.fd) continue;
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    Subscriber& s = *live[i].s;
     proto::Peers peers;
     std::string source;
-    if (before && before->forward_port != 0) {
-      auto address = NumericAddressBytes(before->address);
-      if (!address.empty()) {
-        source = before->address + ":" + std::to_string(before->forward_port);
-        peers.peers.push_back(proto::PeerEndpoint{std::move(address), before->forward_port});
-      }
-    }
+    const auto name = [&](const Subscriber& from) {
+      auto address = NumericAddressBytes(from.address);
+      if (from.forward_port == 0 || address.empty()) return;
+      source +=
+          (source.empty() ? "" : " ") + from.address + ":" + std::to_string(from.forward_port);
+      peers.peers.push_back(proto::PeerEndpoint{std::move(address), from.forward_port});
+    };
+    if (before) name(*before);
+    const bool has_before = !source.empty();
+    if (!before && !live[i].leaf && i + 1 < live.size() && !live[i + 1].leaf) name(*live[i + 1].s);
     // A leaf (node/push/chain_order.h) takes from the line's last link
     // and feeds no one; the leaves come after the whole line.
-    if (!leaf) before = &s;
-    linked += source.empty() ? 0 : 1;
+    if (!live[i].leaf) before = &s;
+    linked += has_before ? 1 : 0;
+    // The probe can leave a link's sources as they were (the old head
+    // took from the second, and takes from it again as the second) while
+    // the order unlinked it: linked again, it is judged again.
+    if (has_before != chain_.Linked(live[i].id) || source != s.chain_source) {
+      chain_.SetLinked(live[i].id, has_before, now);
+    }
     if (source == s.chain_source) continue;
     s.chain_source = source;
-    chain_.SetLinked(id, !source.empty(), now);
     std::vector<std::uint8_t> frame(proto::EncodedSize(peers));
     if (!proto::EncodePeers(peers, frame).ok()) continue;
     s.control.push_back(std::move(frame));  // queued only, as in HandOutPeers

@@ -103,5 +103,37 @@ TEST_F(PushChainTest, AMiddleLinkKilledLeavesTheNextLinkedToTheOneBeforeIt) {
   ASSERT_EQ(seed->Wait(20s), 0) << seed->Stderr();
 }
 
+// A chain link holds its announces back while the chain brings pieces, so
+// the tracker does not know it. Here the second get is slow and becomes a
+// leaf of the head; the head finishes, and the seed dies before the slow
+// one is done. The head, done and lingering, must not take the tracker's
+// "every peer is done" for the truth and leave with what the slow one
+// lacks: it stays while the slow one takes pieces from its forwarder, and
+// the slow one, without its seed, announces at once.
+TEST_F(PushChainTest, ASlowLinkLeftWithoutItsSeedFinishesFromTheOthers) {
+  auto seed = PushSwarmFixture::StartSeed(
+      payload_, "payload", {"--max-upload-rate", "16MiB", "--fanout", "splice", "--push-chain"});
+  auto head = Get("payload", "127.0.0.3", "head",
+                  {"--chain", "--linger", "120s", "--progress-interval", "100ms"});
+  ASSERT_TRUE(WaitUntil(60s, [&] {
+    return head->Stderr().find("push: subscribed to ") != std::string::npos;
+  })) << head->Stderr();
+  // An eighth of the seed's rate: a leaf, far behind when the head is done.
+  auto slow = Get("payload", "127.0.0.4", "slow", {"--chain", "--max-download-rate", "2MiB"});
+  ASSERT_TRUE(WaitUntil(60s, [&] { return head->Stderr().find("lingering") != std::string::npos; }))
+      << head->Stderr();
+  seed->Signal(SIGKILL);
+  EXPECT_EQ(seed->Wait(20s), -SIGKILL);
+  ASSERT_EQ(slow->Wait(60s), 0) << slow->Stderr();
+  const Json j = slow->JsonOut();
+  EXPECT_EQ(j["complete"], true) << j.dump();
+  EXPECT_TRUE(SameContent(payload_, Dir("slow") / "payload.bin"));
+  EXPECT_EQ(slow->Stderr().find("the chain brought nothing"), std::string::npos) << slow->Stderr();
+  // The head stayed for it, then left once the tracker said every peer
+  // was done, well before its 120 s.
+  ASSERT_EQ(head->Wait(60s), 0) << head->Stderr();
+  EXPECT_EQ(head->JsonOut()["end"], "swarm-complete") << head->Stderr();
+}
+
 }  // namespace
 }  // namespace swarmcast::node::testing

@@ -33,12 +33,15 @@ class PushSwarmFixture : public LocalSwarmTest {
     return seed;
   }
 
-  // `swarmcast get NAME -o <scratch>/OUT --listen IP:0 --no-linger --json`.
+  // `swarmcast get NAME -o <scratch>/OUT --listen IP:0 --no-linger --json`
+  // (without --no-linger when `extra` has --linger).
   std::unique_ptr<Child> Get(const std::string& name, const std::string& ip, const std::string& out,
                              std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {
-        "get",      name,      "--tracker",   url_,    "-o", Dir(out).string(),
-        "--listen", ip + ":0", "--no-linger", "--json"};
+    std::vector<std::string> a = {"get",      name,      "--tracker", url_, "-o", Dir(out).string(),
+                                  "--listen", ip + ":0", "--json"};
+    if (std::find(extra.begin(), extra.end(), "--linger") == extra.end()) {
+      a.push_back("--no-linger");
+    }
     a.insert(a.end(), extra.begin(), extra.end());
     return Run("get-" + out, a);
   }

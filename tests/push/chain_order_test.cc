@@ -198,9 +198,15 @@ TEST_F(ChainOrderTest, TheFirstHeadSwapsWithTheSecondOnceTheChainRuns) {
   EXPECT_EQ(probe->moved, 1u);
   EXPECT_EQ(probe->reason, ChainOrder::Reason::kHeadProbe);
   EXPECT_EQ(chain_.order(), (Ids{2, 1, 3}));
+  // Both unlinked until the sender links them anew (its PEERS may not
+  // change: the head takes from the second too).
+  EXPECT_FALSE(chain_.Linked(1));
+  EXPECT_FALSE(chain_.Linked(2));
+  EXPECT_TRUE(chain_.Linked(3));
   chain_.SetLinked(2, false, now_);
   chain_.SetLinked(1, true, now_);
   chain_.SetLinked(3, true, now_);
+  EXPECT_TRUE(chain_.Linked(1));
   // Once only: all at the same rate, nothing moves again.
   for (int w = 0; w < 6; ++w) EXPECT_FALSE(Window({40, 40, 40}));
   EXPECT_EQ(chain_.order(), (Ids{2, 1, 3}));

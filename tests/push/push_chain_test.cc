@@ -115,13 +115,14 @@ TEST_F(PushChannelTest, AChainSeedPushesToTheFirstAndLinksEachToTheOneBefore) {
       << c.peers().size();
   EXPECT_EQ(b.peers().back(), std::vector<std::uint16_t>{7001});
   EXPECT_EQ(c.peers().back(), std::vector<std::uint16_t>{7002});
-  EXPECT_TRUE(a.peers().empty()) << "the head takes from the seed";
+  EXPECT_EQ(a.peers().back(), std::vector<std::uint16_t>{7002})
+      << "the head takes from the seed, and from the second what it lacks";
   EXPECT_TRUE(b.pieces().empty()) << "the seed pushed past the head";
   EXPECT_TRUE(c.pieces().empty()) << "the seed pushed past the head";
   EXPECT_EQ(sender->stats().forwarders, 2u) << "links with a source: B and C";
 
-  // The head leaves: B becomes it (told no one, pushed everything), and C
-  // keeps B, so it hears nothing new.
+  // The head leaves: B becomes it (told no one: C does not forward; pushed
+  // everything), and C keeps B, so it hears nothing new.
   const std::size_t c_peers = c.peers().size();
   a.Close();
   ASSERT_TRUE(WaitUntil(
@@ -167,8 +168,72 @@ TEST_F(PushChannelTest, AChainSeedMakesALinkThatFallsBehindALeaf) {
   // B is a leaf of the line's last link, C; C takes from the head.
   ASSERT_TRUE(WaitUntil(
       10s, [&] { return poll_all() && b.peers().back() == std::vector<std::uint16_t>{7003}; }));
-  EXPECT_TRUE(a.peers().empty()) << "the head still takes from the seed";
+  EXPECT_EQ(a.peers().back(), std::vector<std::uint16_t>{7003})
+      << "the head takes from the seed, and from the new second";
   EXPECT_EQ(sender->stats().subscribers, 3u) << "a slow link is moved, not dropped";
+}
+
+// The probe swaps the first head with the second. The two already take
+// from each other (the head from the second what it lacks), so neither is
+// told anything new: the seed now pushes to the new head, and the third
+// is linked to the old head, now second.
+TEST_F(PushChannelTest, AChainSeedProbesItsFirstHeadBySwappingItWithTheSecond) {
+  PushSenderOptions o;
+  o.chain = true;
+  o.chain_review = {.window = 100ms,
+                    .windows_to_move = 2,
+                    .min_sample = 2,
+                    .min_lag = 4,
+                    .head_windows = 3,
+                    .max_leaves = 0,  // its HAVEs stop after the swap: not slow
+                    .probe_head = true};
+  auto sender = StartSender(FanoutKind::kSplice, 10s, o);
+  ASSERT_TRUE(sender);
+  const std::uint32_t pieces = geometry().piece_count;
+  const auto& hash = source_.info_hash;
+  RawSubscriber a(sender->port(), geometry(), hash, 7001);
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 1u; }));
+  RawSubscriber b(sender->port(), geometry(), hash, 7002);
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 2u; }));
+  RawSubscriber c(sender->port(), geometry(), hash, 7003);
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 3u; }));
+  auto poll_all = [&] { return a.Poll() && b.Poll() && c.Poll(); };
+  ASSERT_TRUE(WaitUntil(10s, [&] {
+    return poll_all() && !a.peers().empty() && !b.peers().empty() && !c.peers().empty();
+  }));
+  ASSERT_EQ(a.peers().back(), std::vector<std::uint16_t>{7002});
+  ASSERT_EQ(b.peers().back(), std::vector<std::uint16_t>{7001});
+  ASSERT_EQ(c.peers().back(), std::vector<std::uint16_t>{7002});
+  ASSERT_TRUE(b.pieces().empty());
+
+  // The head verifies a piece every 20 ms, B and C keep up (one behind),
+  // so only the probe moves anyone.
+  std::uint32_t next = 0;
+  const bool swapped = WaitUntil(10s, [&] {
+    if (next < pieces) {
+      a.SendHave(next);
+      if (next > 0) b.SendHave(next - 1);
+      if (next > 1) c.SendHave(next - 2);
+      ++next;
+    }
+    return poll_all() && c.peers().back() == std::vector<std::uint16_t>{7001};
+  });
+  ASSERT_TRUE(swapped) << "the head reported " << next << " pieces; C was told " << c.peers().size()
+                       << " PEERS";
+  // The seed pushes to B now: every piece it did not report (B reported
+  // pieces 0 to next - 2; a few of those may have been pushed before the
+  // seed read the HAVE).
+  auto b_holds_all = [&] {
+    for (std::uint32_t p = next - 1; p < pieces; ++p) {
+      if (!b.pieces().contains(p)) return false;
+    }
+    return true;
+  };
+  EXPECT_TRUE(WaitUntil(10s, [&] { return poll_all() && b_holds_all(); }))
+      << "B was pushed " << b.pieces().size() << " pieces and reported " << next - 1;
+  EXPECT_EQ(a.peers().size(), 1u) << "A already took from B";
+  EXPECT_EQ(b.peers().size(), 1u) << "B already took from A";
+  EXPECT_TRUE(c.pieces().empty());
 }
 
 // A chain link the seed relinks to a forwarder it took from before (the
