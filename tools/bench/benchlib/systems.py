@@ -452,7 +452,12 @@ def swarmcast_push_supported(build):
     return "--no-push" in text or "--fanout" in text
 
 
-ALL = ["sendfile", "libtorrent", "aria2", "udpcast", "relay", "swarmcast"]
+# The chain (swarmcast-push-chain, and the relay's chain as its reference)
+# is in the full matrix since session 16: it beats the default push in
+# most cells (docs/benchmarks.md, sessions 14-16) and is the candidate
+# for the default.
+ALL = ["sendfile", "libtorrent", "aria2", "udpcast", "relay", "relay-chain", "swarmcast",
+       "swarmcast-push-chain"]
 
 
 def make(name, build):
