@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -89,6 +90,21 @@ class RawSubscriber {
   std::vector<std::vector<std::uint16_t>> peers_;
 };
 
+// Subscribes one raw subscriber after another (a chain's order is theirs:
+// each waits until the seed counts the one before), listening on
+// ports[i] (0: does not forward).
+std::vector<std::unique_ptr<RawSubscriber>> SubscribeInOrder(
+    PushSender& sender, const proto::Geometry& g, const std::vector<std::uint8_t>& info_hash,
+    const std::vector<std::uint16_t>& ports) {
+  std::vector<std::unique_ptr<RawSubscriber>> subs;
+  for (std::uint16_t port : ports) {
+    subs.push_back(std::make_unique<RawSubscriber>(sender.port(), g, info_hash, port));
+    const std::size_t n = subs.size();
+    EXPECT_TRUE(WaitUntil(10s, [&] { return sender.stats().subscribers == n; }));
+  }
+  return subs;
+}
+
 TEST_F(PushChannelTest, AChainSeedPushesToTheFirstAndLinksEachToTheOneBefore) {
   PushSenderOptions o;
   o.chain = true;
@@ -96,13 +112,10 @@ TEST_F(PushChannelTest, AChainSeedPushesToTheFirstAndLinksEachToTheOneBefore) {
   ASSERT_TRUE(sender);
   const std::uint32_t pieces = geometry().piece_count;  // 41
   const auto& hash = source_.info_hash;
-  // Subscribed one after another: the chain's order is theirs.
-  RawSubscriber a(sender->port(), geometry(), hash, 7001);
-  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 1u; }));
-  RawSubscriber b(sender->port(), geometry(), hash, 7002);
-  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 2u; }));
-  RawSubscriber c(sender->port(), geometry(), hash, 0);  // does not forward
-  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 3u; }));
+  // C does not forward.
+  auto subs = SubscribeInOrder(*sender, geometry(), hash, {7001, 7002, 0});
+  ASSERT_EQ(sender->stats().subscribers, 3u);
+  RawSubscriber &a = *subs[0], &b = *subs[1], &c = *subs[2];
   auto poll_all = [&] { return a.Poll() && b.Poll() && c.Poll(); };
 
   // The head gets every piece; B is told A, C is told B.
@@ -145,12 +158,9 @@ TEST_F(PushChannelTest, AChainSeedMakesALinkThatFallsBehindALeaf) {
   ASSERT_TRUE(sender);
   const std::uint32_t pieces = geometry().piece_count;
   const auto& hash = source_.info_hash;
-  RawSubscriber a(sender->port(), geometry(), hash, 7001);
-  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 1u; }));
-  RawSubscriber b(sender->port(), geometry(), hash, 7002);
-  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 2u; }));
-  RawSubscriber c(sender->port(), geometry(), hash, 7003);
-  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 3u; }));
+  auto subs = SubscribeInOrder(*sender, geometry(), hash, {7001, 7002, 7003});
+  ASSERT_EQ(sender->stats().subscribers, 3u);
+  RawSubscriber &a = *subs[0], &b = *subs[1], &c = *subs[2];
   auto poll_all = [&] { return a.Poll() && b.Poll() && c.Poll(); };
   ASSERT_TRUE(
       WaitUntil(10s, [&] { return poll_all() && !b.peers().empty() && !c.peers().empty(); }));
@@ -191,12 +201,9 @@ TEST_F(PushChannelTest, AChainSeedProbesItsFirstHeadBySwappingItWithTheSecond) {
   ASSERT_TRUE(sender);
   const std::uint32_t pieces = geometry().piece_count;
   const auto& hash = source_.info_hash;
-  RawSubscriber a(sender->port(), geometry(), hash, 7001);
-  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 1u; }));
-  RawSubscriber b(sender->port(), geometry(), hash, 7002);
-  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 2u; }));
-  RawSubscriber c(sender->port(), geometry(), hash, 7003);
-  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 3u; }));
+  auto subs = SubscribeInOrder(*sender, geometry(), hash, {7001, 7002, 7003});
+  ASSERT_EQ(sender->stats().subscribers, 3u);
+  RawSubscriber &a = *subs[0], &b = *subs[1], &c = *subs[2];
   auto poll_all = [&] { return a.Poll() && b.Poll() && c.Poll(); };
   ASSERT_TRUE(WaitUntil(10s, [&] {
     return poll_all() && !a.peers().empty() && !b.peers().empty() && !c.peers().empty();
