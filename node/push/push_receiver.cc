@@ -1,6 +1,8 @@
 #include "node/push/push_receiver.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -39,6 +41,14 @@ Result<std::unique_ptr<PushReceiver>, std::string> PushReceiver::Start(
   r->wake_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!r->wake_) return Unexpected(std::string("push: eventfd: ") + std::strerror(errno));
   ::fcntl(r->socket_.get(), F_SETFL, ::fcntl(r->socket_.get(), F_GETFL) | O_NONBLOCK);
+  // What a subscriber sends are small frames its sender acts on (HAVE
+  // above all: a forwarder that has not heard it pushes the piece anyway).
+  // Nagle would hold each one until the last is acknowledged, and that
+  // ACK queues behind whatever the sender pushes on the same link: in a
+  // chain of two, the old head's stale pushes then filled the new head's
+  // downlink (30 MiB of a 64 MiB file, measured, 1.5x the limit).
+  const int one = 1;
+  ::setsockopt(r->socket_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   const proto::Geometry g = identity.geometry();
   r->options_ = std::move(options);
   r->identity_ = std::move(identity);
