@@ -110,16 +110,17 @@ nlohmann::json SeedPushJson(const SeedPush& p) {
           {"connections_refused", st.refused}};
 }
 
-void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
+void WireGetPush(const GetPushSettings& f, const SeedPushRecord& record,
                  const std::string& info_hash_hex, const std::string& token, TransferOptions& t,
                  GetPush& state, const proto::Logger& log) {
   if (f.no_push) {
     state.why_not = "--no-push";
   } else if (!f.from.empty()) {
     state.endpoint = f.from;
-  } else if (registry_push.empty()) {
+  } else if (record.endpoint.empty()) {
     state.why_not = "the seed publishes no push endpoint";
   } else {
+    const std::string& registry_push = record.endpoint;
     auto seed = proto::ParseEndpoint(registry_push);
     auto facing = seed ? push::LocalAddressFacing(seed->host)
                        : Result<std::string, std::string>(Unexpected(seed.error()));
@@ -156,8 +157,13 @@ void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
   std::string source;  // connect from the address the wire uses too
   if (t.net.listen_ip != "0.0.0.0" && t.net.listen_ip != "::") source = t.net.listen_ip;
   const std::int64_t max_rate = t.net.max_download_rate;
-  const bool forward = f.forward || f.chain;
-  const bool chain = f.chain;
+  // The seed's record makes this get a link of its chain without a flag:
+  // a get that is not one forwards nothing to the links after it, which
+  // then wait kChainStall and fetch over the wire.
+  const bool chain = f.chain || (f.from.empty() && record.chain);
+  if (chain && !f.chain) log.Info("push: the seed links its subscribers into a chain; joining it");
+  state.chain = chain;
+  const bool forward = f.forward || chain;
   const std::string bind = t.net.listen_ip;
   // A get does not serve its forwarder's subscribers over the wire while
   // it pushes to them (node/wire_gate.h), or the wire would pull the same
@@ -316,6 +322,7 @@ nlohmann::json GetPushJson(const GetPush& p) {
   if (!p.endpoint.empty()) j["endpoint"] = p.endpoint;
   if (!p.why_not.empty()) j["not_subscribed"] = p.why_not;
   if (!p.start_error.empty()) j["error"] = p.start_error;
+  j["chain"] = p.chain;
   if (p.download) {
     j["pieces_pushed"] = p.download->pieces_pushed();
     j["payload_bytes"] = p.download->payload_bytes();

@@ -80,6 +80,7 @@ struct GetPush {
   std::string endpoint;       // empty: not subscribed
   std::string endpoint_host;  // its address, normalized (SubscriberAddresses)
   std::string why_not;        // when not subscribed
+  bool chain = false;         // a link of the seed's chain
   std::unique_ptr<push::PushDownload> download;
   // Forwarding (node/push/forward_group.h); null without --forward.
   std::unique_ptr<push::ForwardGroup> group;
@@ -98,7 +99,14 @@ struct GetPush {
 // it to the group and subscribes to the group's forwarders
 // (node/push/forward_group.h). Reads t.torrent_bytes. `state` must outlive
 // RunTransfer.
-void WireGetPush(const GetPushSettings& f, const std::string& registry_push,
+// What the registry records of the seed's push channel.
+struct SeedPushRecord {
+  std::string endpoint;  // IP:PORT; empty: the seed publishes none
+  bool chain = false;    // the seed links its subscribers into a chain
+};
+// Chain role: with --chain, or when the endpoint is the record's and the
+// record says chain (a --push-from endpoint is not the record's seed).
+void WireGetPush(const GetPushSettings& f, const SeedPushRecord& record,
                  const std::string& info_hash_hex, const std::string& token, TransferOptions& t,
                  GetPush& state, const proto::Logger& log);
 nlohmann::json GetPushJson(const GetPush& p);

@@ -35,6 +35,10 @@ std::int64_t IntOr0(const Json& j, const char* key) {
   auto it = j.find(key);
   return (it != j.end() && it->is_number_integer()) ? it->get<std::int64_t>() : 0;
 }
+bool BoolOrFalse(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() && it->get<bool>();
+}
 std::string StrOrEmpty(const Json& j, const char* key) {
   auto it = j.find(key);
   return (it != j.end() && it->is_string()) ? it->get<std::string>() : std::string();
@@ -241,12 +245,12 @@ Result<RegistryClient::Response, RegistryError> RegistryClient::Get(const std::s
 
 Result<PublishResult, RegistryError> RegistryClient::Publish(const std::string& name,
                                                              const std::string& torrent_bytes,
-                                                             const std::string& push,
-                                                             const std::string& sha256) {
+                                                             const PublishFields& fields) {
   std::string target = "/v1/swarms/" + EscapePath(name);
   std::string query;
-  if (!push.empty()) query += "&push=" + EscapePath(push);
-  if (!sha256.empty()) query += "&sha256=" + EscapePath(sha256);
+  if (!fields.push.empty()) query += "&push=" + EscapePath(fields.push);
+  if (!fields.push.empty() && fields.push_chain) query += "&push_chain=1";
+  if (!fields.sha256.empty()) query += "&sha256=" + EscapePath(fields.sha256);
   if (!query.empty()) target += "?" + query.substr(1);
   auto r = Request("PUT", target, torrent_bytes, kJsonLimit);
   if (!r) return Unexpected(r.error());
@@ -272,6 +276,7 @@ SwarmInfo ToSwarmInfo(const Json& j) {
   out.leechers = IntOr0(j, "leechers");
   out.completed = IntOr0(j, "completed");
   out.push = StrOrEmpty(j, "push");
+  out.push_chain = BoolOrFalse(j, "push_chain");  // a tracker from before chains: none
   out.sha256 = proto::NormaliseSha256Hex(StrOrEmpty(j, "sha256")).value_or(std::string());
   out.created = IntOr0(j, "created");
   return out;

@@ -72,6 +72,13 @@ struct UnpublishResult {
   std::string info_hash;  // the swarm the name pointed at
 };
 
+// What a publish records beside the metainfo (tracker/README.md).
+struct PublishFields {
+  std::string push;         // the seed's push endpoint, IP:PORT; empty: none
+  bool push_chain = false;  // the seed links its subscribers into a chain
+  std::string sha256;       // the whole file's SHA-256 pin; empty: none
+};
+
 struct SwarmInfo {
   std::string name;
   std::string info_hash;
@@ -80,6 +87,9 @@ struct SwarmInfo {
   std::int64_t leechers = 0;
   std::int64_t completed = 0;
   std::string push;
+  // The seed links its push subscribers into a chain: a get subscribing to
+  // `push` takes a link's role (node/push_wiring.h).
+  bool push_chain = false;
   // The publisher's whole-file SHA-256 pin (64 lowercase hex), empty when
   // none; a value that is not 64 hex digits is read as none.
   std::string sha256;
@@ -136,11 +146,11 @@ class RegistryClient {
     return RegistryClient(url_, timeout, token_, tls_);
   }
 
-  // PUT /v1/swarms/{name}[?push=...][&sha256=...] with the .torrent bytes.
+  // PUT /v1/swarms/{name}[?push=...][&push_chain=1][&sha256=...] with the
+  // .torrent bytes.
   Result<PublishResult, RegistryError> Publish(const std::string& name,
                                                const std::string& torrent_bytes,
-                                               const std::string& push = {},
-                                               const std::string& sha256 = {});
+                                               const PublishFields& fields = {});
   // GET /v1/swarms/{key}; key is a name or a 40-hex info-hash.
   Result<SwarmInfo, RegistryError> GetSwarm(const std::string& key);
   // GET /v1/swarms: every published swarm (at most 100,000 are read).

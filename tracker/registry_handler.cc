@@ -25,6 +25,7 @@ Json SummaryJson(const SwarmSummary& s) {
   j["leechers"] = s.leechers;
   j["completed"] = s.completed;
   j["push"] = StringOrNull(s.entry ? std::string_view(s.entry->push) : std::string_view());
+  j["push_chain"] = s.entry && s.entry->push_chain;
   j["sha256"] = StringOrNull(s.entry ? std::string_view(s.entry->sha256) : std::string_view());
   j["created"] = s.created;
   return j;
@@ -166,7 +167,7 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
     return refuse(400, "invalid name: use " + std::string(proto::kSwarmNameRule));
   }
   std::string push, sha256;
-  bool push_ok = true, sha256_ok = true;
+  bool push_ok = true, sha256_ok = true, chain_ok = true, push_chain = false;
   const bool query_ok = ForEachParam(
       query, QueryLimits{}.max_params, [&](std::string_view key, std::string_view raw) {
         if (key == "sha256") {
@@ -176,6 +177,11 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
           if (pin) sha256 = *pin;
           return sha256_ok;
         }
+        if (key == "push_chain") {
+          chain_ok = raw == "0" || raw == "1";
+          push_chain = raw == "1";
+          return chain_ok;
+        }
         if (key != "push") return true;
         auto decoded = PercentDecode(raw, 128);
         push_ok = decoded && !(push = NormalisePush(*decoded)).empty();
@@ -183,6 +189,8 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
       });
   if (!push_ok) return refuse(400, "invalid push endpoint: want IP:PORT");
   if (!sha256_ok) return refuse(400, "invalid sha256: want 64 hex digits");
+  if (!chain_ok) return refuse(400, "invalid push_chain: want 0 or 1");
+  if (push_chain && push.empty()) return refuse(400, "push_chain=1 needs a push endpoint");
   if (!query_ok) return refuse(400, "too many query parameters");
   auto meta = proto::CheckMetainfo(body, config_.limits);
   if (!meta) return refuse(400, "invalid torrent: " + meta.error());
@@ -200,6 +208,7 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   entry.files = meta->file_count;
   entry.push = push;
   entry.sha256 = sha256;
+  entry.push_chain = push_chain;
   const std::int64_t now = clock_.Now();
   PublishOutcome r = table_.Publish(meta->info_hash, entry, now);
   switch (r.kind) {
@@ -228,6 +237,7 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
   j["pieces"] = meta->num_pieces;
   j["files"] = meta->file_count;
   j["push"] = StringOrNull(push);
+  j["push_chain"] = push_chain;
   j["sha256"] = StringOrNull(sha256);
   j["previous"] = moved ? Json(ToHex(r.previous)) : Json();
   HttpReply reply = JsonReply(r.kind == PublishOutcome::kCreated ? 201 : 200, j);
@@ -235,7 +245,8 @@ void RegistryHandler::Publish(std::string_view name, std::string_view query, std
                      (r.kind == PublishOutcome::kCreated ? " (created"
                       : moved                            ? " (moved from " + ToHex(r.previous)
                                                          : std::string(" (updated")) +
-                     (push.empty() ? "" : ", push " + push) + ") from " + std::string(client);
+                     (push.empty() ? "" : ", push " + push) + (push_chain ? " as a chain" : "") +
+                     ") from " + std::string(client);
   if (!stored) return respond(std::move(reply));  // unpublished meanwhile
   RegistryWrite w;
   w.kind = r.kind == PublishOutcome::kUpdated ? RegistryWrite::Kind::kUpdate

@@ -60,6 +60,9 @@ const char* const kMigrations[] = {
     "  updated INTEGER NOT NULL, PRIMARY KEY(deployment, agent)) WITHOUT ROWID;",
     // 5: the publisher's whole-file SHA-256 pin (NULL: none).
     "ALTER TABLE swarms ADD COLUMN sha256 TEXT;",
+    // 6: whether the seed links its push subscribers into a chain (NULL or
+    // 0: it pushes to each; 1: a chain, and gets take a link's role).
+    "ALTER TABLE swarms ADD COLUMN push_chain INTEGER;",
 };
 static_assert(std::size(kMigrations) == SqliteStore::kSchemaVersion);
 
@@ -166,7 +169,7 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
   // The torrent bytes stay on disk (their own table).
   SqliteStmt s(db_,
                "SELECT info_hash, name, size IS NOT NULL, size, piece_length, pieces, files, push,"
-               " created, completed, owner, retired, sha256 FROM swarms");
+               " created, completed, owner, retired, sha256, push_chain FROM swarms");
   if (!s) return Unexpected(std::string("reading swarms: ") + sqlite3_errmsg(db_));
   while (sqlite3_step(s.get()) == SQLITE_ROW) {
     InfoHash ih;
@@ -183,6 +186,7 @@ Result<SqliteStore::LoadStats, std::string> SqliteStore::Load(SwarmTable& table,
       e.files = sqlite3_column_int64(s.get(), 6);
       e.push = ColumnText(s.get(), 7);
       e.sha256 = ColumnText(s.get(), 12);
+      e.push_chain = sqlite3_column_int(s.get(), 13) != 0;
       e.created = sqlite3_column_int64(s.get(), 8);
       entry = std::move(e);
     }
@@ -449,21 +453,23 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
                         " ON CONFLICT(info_hash) DO UPDATE SET completed = excluded.completed");
     SqliteStmt publish(db_,
                        "INSERT INTO swarms(info_hash, name, owner, size, piece_length, pieces,"
-                       " files, push, created, retired, sha256)"
-                       " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)"
+                       " files, push, created, retired, sha256, push_chain)"
+                       " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)"
                        " ON CONFLICT(info_hash) DO UPDATE SET name = excluded.name,"
                        " owner = excluded.owner, size = excluded.size,"
                        " piece_length = excluded.piece_length, pieces = excluded.pieces,"
                        " files = excluded.files, push = excluded.push, retired = NULL,"
-                       " sha256 = excluded.sha256");
+                       " sha256 = excluded.sha256, push_chain = excluded.push_chain");
     // Before the new row takes the name: names are UNIQUE.
     SqliteStmt retire(db_, "UPDATE swarms SET name = NULL, retired = ? WHERE info_hash = ?");
-    SqliteStmt update(db_, "UPDATE swarms SET push = ?, owner = ?, sha256 = ? WHERE info_hash = ?");
+    SqliteStmt update(db_,
+                      "UPDATE swarms SET push = ?, owner = ?, sha256 = ?, push_chain = ?"
+                      " WHERE info_hash = ?");
     SqliteStmt remove(
         db_,
         "UPDATE swarms SET name = NULL, owner = NULL, size = NULL,"
         " piece_length = NULL, pieces = NULL, files = NULL, push = NULL, retired = NULL,"
-        " sha256 = NULL"
+        " sha256 = NULL, push_chain = NULL"
         " WHERE info_hash = ?");
     SqliteStmt put_torrent(db_, "INSERT OR REPLACE INTO torrents(info_hash, bytes) VALUES(?, ?)");
     SqliteStmt del_torrent(db_, "DELETE FROM torrents WHERE info_hash = ?");
@@ -521,6 +527,7 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
           publish.TextOrNull(8, e.push);
           publish.Int(9, e.created);
           publish.TextOrNull(10, e.sha256);
+          publish.Int(11, e.push_chain ? 1 : 0);
           put_torrent.Blob(1, w.ih.data(), 20);
           put_torrent.Blob(2, torrent.data(), torrent.size());
           ok = publish.Run() && put_torrent.Run();
@@ -530,7 +537,8 @@ bool SqliteStore::WriteBatch(Batch& batch, std::size_t& rows, std::string& error
           update.TextOrNull(1, e.push);
           update.TextOrNull(2, e.owner);
           update.TextOrNull(3, e.sha256);
-          update.Blob(4, w.ih.data(), 20);
+          update.Int(4, e.push_chain ? 1 : 0);
+          update.Blob(5, w.ih.data(), 20);
           ok = update.Run();
           break;
         case RegistryWrite::Kind::kRemove:

@@ -39,7 +39,7 @@ namespace swarmcast::tracker {
 
 class SqliteStore final : public StateSink, public RegistryStore {
  public:
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   // Opens or creates the database and brings its schema up to date. Fails
   // (with a reason) on an unreadable file or a schema newer than this build.

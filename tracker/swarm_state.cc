@@ -271,6 +271,7 @@ PublishOutcome SwarmTable::Publish(const InfoHash& ih, RegistryEntry entry, std:
     if (current_ih == ih) {
       current->entry->push = entry.push;
       current->entry->sha256 = entry.sha256;
+      current->entry->push_chain = entry.push_chain;
       current->entry->owner = entry.owner;  // claims an unowned name
       return {PublishOutcome::kUpdated, {}};
     }

@@ -42,6 +42,9 @@ struct RegistryEntry {
   // The publisher's whole-file SHA-256 pin (single-file swarms): 64
   // lowercase hex digits, or empty.
   std::string sha256;
+  // The seed links its push subscribers into a chain (seed --push-chain):
+  // a get then takes a link's role (node/push_wiring.h).
+  bool push_chain = false;
   std::int64_t created = 0;
   std::int64_t retired = 0;  // when the name moved away (unix s); 0 while named
 };

@@ -295,8 +295,8 @@ int RunGet(int argc, char** argv) {
   // must hash to it.
   std::string info_hash = proto::IsInfoHashHex(key) ? key : std::string();
   for (char& c : info_hash) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::string registry_push;    // the seed's push endpoint, if it has one
-  std::string registry_sha256;  // the publisher's pin, if any
+  SeedPushRecord registry_push;  // the seed's push endpoint and pattern, if any
+  std::string registry_sha256;   // the publisher's pin, if any
   std::string torrent;
   bool tracker_answered = false;
   // With peers to ask, the tracker gets one attempt per call: waiting out
@@ -313,7 +313,7 @@ int RunGet(int argc, char** argv) {
     if (!info_hash.empty()) {  // the record holds the push endpoint and the pin
       auto swarm = WithGrowingTimeouts(policy, log, "tracker", *client,
                                        [&](RegistryClient c) { return c.GetSwarm(info_hash); });
-      if (swarm) registry_push = swarm->push;
+      if (swarm) registry_push = {swarm->push, swarm->push_chain};
       if (swarm) registry_sha256 = swarm->sha256;
       if (!swarm && peers_have_metadata && swarm.error().kind != RegistryError::Kind::kNotFound) {
         failed = swarm.error();  // down: do not wait for it a second time
@@ -336,7 +336,7 @@ int RunGet(int argc, char** argv) {
         return kExitTracker;
       }
       info_hash = swarm->info_hash;
-      registry_push = swarm->push;
+      registry_push = {swarm->push, swarm->push_chain};
       registry_sha256 = swarm->sha256;
     }
     if (!failed) {

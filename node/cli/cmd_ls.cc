@@ -45,6 +45,7 @@ int RunLs(int argc, char** argv) {
                       {"leechers", s.leechers},
                       {"completed", s.completed},
                       {"push", s.push.empty() ? nlohmann::json() : nlohmann::json(s.push)},
+                      {"push_chain", s.push_chain},
                       {"created", s.created}});
     }
     Output().SetResult({{"tracker", client->url().ToString()}, {"swarms", std::move(list)}});
@@ -60,7 +61,7 @@ int RunLs(int argc, char** argv) {
     std::printf("%-28s %-40s %10s %7lld %8lld %9lld %s\n", s.name.c_str(), s.info_hash.c_str(),
                 FormatBytes(static_cast<double>(s.size)).c_str(), static_cast<long long>(s.seeders),
                 static_cast<long long>(s.leechers), static_cast<long long>(s.completed),
-                s.push.empty() ? "-" : "on");
+                s.push.empty() ? "-" : (s.push_chain ? "chain" : "on"));
   }
   return kExitOk;
 }

@@ -234,10 +234,13 @@ int RunSeed(int argc, char** argv) {
   // cleanly, not kill it (RunTransfer handles signals from its start).
   CatchStopSignals();
   auto published =
-      no_publish ? Result<PublishResult, RegistryError>(PublishResult{false, name, info_hash, {}})
-                 : WithRetries(*retry, log, "tracker", [&] {
-                     return client->Publish(name, torrent_bytes, push->endpoint, sha256);
-                   });
+      no_publish
+          ? Result<PublishResult, RegistryError>(PublishResult{false, name, info_hash, {}})
+          : WithRetries(*retry, log, "tracker", [&] {
+              return client->Publish(
+                  name, torrent_bytes,
+                  {.push = push->endpoint, .push_chain = push_flags.chain, .sha256 = sha256});
+            });
   if (!published) {
     log.Error(ToString(published.error()));
     return ExitFor(published.error());

@@ -18,7 +18,8 @@ void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
       "(0: no limit, every subscriber at once)")(
       "push-chain", po::bool_switch(&f.chain),
       "link the subscribers into a chain: push to the first alone, and each takes every piece "
-      "from the one before it (gets need --chain); one flow per link at its full rate")(
+      "from the one before it; one flow per link at its full rate (the registry records it, "
+      "and gets take a link's role from there)")(
       "push-token", po::value(&f.tokens)->composing(),
       "push only to subscribers whose HELLO carries this token (repeatable; give a private "
       "tracker's announce tokens: gets present their --token); default: any subscriber");
@@ -32,9 +33,10 @@ void AddPushGetOptions(po::options_description& d, PushGetFlags& f) {
       "(Mutualcast; measured faster up to 8 receivers and with a seed on a faster link, "
       "slower from 16)")(
       "chain", po::bool_switch(&f.chain),
-      "be a link of the seed's chain (seed --push-chain): forward every piece to the next "
-      "node, and join the BitTorrent wire only when the chain brings nothing for 3 s or the "
-      "download is complete (implies --forward)")(
+      "be a link of a chain (seed --push-chain): forward every piece to the next node, and "
+      "join the BitTorrent wire only when the chain brings nothing for 3 s or the download is "
+      "complete (implies --forward); a get takes this role from the registry's record of "
+      "the seed, so only a --push-from get needs it")(
       "push-from", po::value(&f.from),
       "subscribe to this push endpoint (ADDR:PORT) even if it is not on this subnet");
 }

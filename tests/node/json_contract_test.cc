@@ -109,6 +109,7 @@ TEST_F(JsonContractTest, GetAndSeedAndStatusEachPrintOneObject) {
   EXPECT_EQ(ls["swarms"][0]["name"], "image");
   EXPECT_EQ(ls["swarms"][0]["info_hash"], info_hash);
   EXPECT_GE(ls["swarms"][0]["completed"].get<int>(), 1) << ls.dump();
+  EXPECT_EQ(ls["swarms"][0]["push_chain"], false) << ls.dump();
 
   // --watch redraws the completion view until stopped.
   auto watch = Run("watch", {"status", "--tracker", url_, "image", "--watch", "200ms"});

@@ -1,4 +1,5 @@
-// Integration: a chain (`seed --push-chain`, `get --chain`) between real
+// Integration: a chain (`seed --push-chain`; the gets learn their role
+// from the registry, or take it with `get --chain`) between real
 // processes on 127.0.0.x. The seed's upload is capped, as a seed's uplink
 // is on a LAN; each get takes its pieces from the one before it, and a
 // link killed mid-way leaves every other copy intact.
@@ -33,11 +34,12 @@ class PushChainTest : public PushSwarmFixture {
   }
 
   // Three gets, each subscribed before the next starts: the chain's order.
+  // No --chain: the seed's registry record makes each a link.
   std::vector<std::unique_ptr<Child>> StartGets() {
     std::vector<std::unique_ptr<Child>> gets;
     for (int i = 0; i < 3; ++i) {
-      gets.push_back(Get("payload", "127.0.0." + std::to_string(3 + i), "peer" + std::to_string(i),
-                         {"--chain"}));
+      gets.push_back(
+          Get("payload", "127.0.0." + std::to_string(3 + i), "peer" + std::to_string(i), {}));
       EXPECT_TRUE(WaitUntil(60s, [&] {
         return gets.back()->Stderr().find("push: subscribed to ") != std::string::npos;
       })) << gets.back()->Stderr();
@@ -58,6 +60,7 @@ TEST_F(PushChainTest, EachGetTakesItsPiecesFromTheOneBeforeIt) {
     const Json j = gets[i]->JsonOut();
     EXPECT_EQ(j["complete"], true) << j.dump();
     EXPECT_EQ(j["push"]["hash_failures"], 0) << j.dump();
+    EXPECT_EQ(j["push"]["chain"], true) << "the registry said the seed runs a chain";
     EXPECT_TRUE(SameContent(payload_, Dir("peer" + std::to_string(i)) / "payload.bin"));
     const Json& f = j["push"]["forwarding"];
     ASSERT_TRUE(f.is_object()) << j.dump();

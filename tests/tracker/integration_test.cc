@@ -367,7 +367,9 @@ TEST(TrackerStore, CrashAndRestartKeepsSwarmsAndPeers) {
   std::string torrent = Torrent("keep.img", 40000);
   const std::string pin(64, 'c');  // a publisher's whole-file SHA-256 pin
   ASSERT_EQ(
-      HttpPut(t.host(), t.port(), "/v1/swarms/keep?sha256=" + pin, torrent, t.AuthHeader()).status,
+      HttpPut(t.host(), t.port(), "/v1/swarms/keep?push=127.0.0.1:7001&push_chain=1&sha256=" + pin,
+              torrent, t.AuthHeader())
+          .status,
       201);
   std::string ih = Bytes20('k', 1);
   HttpGet(t.host(), t.port(), AnnounceTarget(ih, Bytes20('c', 1), 5001, 10, "&event=started"));
@@ -385,6 +387,9 @@ TEST(TrackerStore, CrashAndRestartKeepsSwarmsAndPeers) {
   EXPECT_NE(HttpGet(t.host(), t.port(), "/v1/swarms/keep").body.find(R"("sha256":")" + pin),
             std::string::npos)
       << "the pin is kept in the database";
+  EXPECT_NE(HttpGet(t.host(), t.port(), "/v1/swarms/keep").body.find(R"("push_chain":true)"),
+            std::string::npos)
+      << "so is the seed's chain";
   auto r = HttpGet(t.host(), t.port(), AnnounceTarget(ih, Bytes20('c', 3), 5003, 10));
   BencodeValue v = Decode(r);
   ASSERT_NE(v.Find("peers"), nullptr) << r.body;

@@ -79,17 +79,18 @@ TEST_F(RegistryHandlerTest, PublishAndSummary) {
   HttpReply put = Call("PUT", "/v1/swarms/image-1", "push=127.0.0.1:7070", torrent_);
   EXPECT_EQ(put.status, 201u);
   EXPECT_EQ(put.content_type, "application/json");
-  EXPECT_EQ(put.body, R"({"name":"image-1","info_hash":")" + Hex() +
-                          R"(","size":100000,"piece_length":16384,"pieces":7,"files":1,)"
-                          R"("push":"127.0.0.1:7070","sha256":null,"previous":null})");
+  EXPECT_EQ(put.body,
+            R"({"name":"image-1","info_hash":")" + Hex() +
+                R"(","size":100000,"piece_length":16384,"pieces":7,"files":1,)"
+                R"("push":"127.0.0.1:7070","push_chain":false,"sha256":null,"previous":null})");
   HttpReply again = Call("PUT", "/v1/swarms/image-1", "", torrent_);
   EXPECT_EQ(again.status, 200u);
   EXPECT_EQ(again.body, R"({"name":"image-1","info_hash":")" + Hex() +
                             R"(","size":100000,"piece_length":16384,"pieces":7,"files":1,)"
-                            R"("push":null,"sha256":null,"previous":null})");
+                            R"("push":null,"push_chain":false,"sha256":null,"previous":null})");
   const std::string summary = R"({"name":"image-1","info_hash":")" + Hex() +
                               R"(","size":100000,"seeders":0,"leechers":0,"completed":0,)"
-                              R"("push":null,"sha256":null,"created":1000})";
+                              R"("push":null,"push_chain":false,"sha256":null,"created":1000})";
   EXPECT_EQ(Call("GET", "/v1/swarms/image-1").body, summary);
   EXPECT_EQ(Call("GET", "/v1/swarms/" + Hex()).body, summary);
   EXPECT_EQ(Call("GET", "/v1/swarms").body, R"({"swarms":[)" + summary + "]}");
@@ -119,13 +120,42 @@ TEST_F(RegistryHandlerTest, ASha256PinIsCheckedStoredAndShown) {
   }
 }
 
+TEST_F(RegistryHandlerTest, APushChainIsCheckedStoredAndShown) {
+  HttpReply put = Call("PUT", "/v1/swarms/image-1", "push=127.0.0.1:7070&push_chain=1", torrent_);
+  ASSERT_EQ(put.status, 201u) << put.body;
+  EXPECT_NE(put.body.find(R"("push_chain":true)"), std::string::npos) << put.body;
+  EXPECT_NE(Call("GET", "/v1/swarms/image-1").body.find(R"("push_chain":true)"), std::string::npos);
+  EXPECT_NE(Call("GET", "/v1/swarms").body.find(R"("push_chain":true)"), std::string::npos);
+  // A re-publish without it turns the chain off: the record says what the
+  // seed now runs.
+  ASSERT_EQ(Call("PUT", "/v1/swarms/image-1", "push=127.0.0.1:7070", torrent_).status, 200u);
+  EXPECT_NE(Call("GET", "/v1/swarms/image-1").body.find(R"("push_chain":false)"),
+            std::string::npos);
+  struct Case {
+    std::string query;
+    std::string error;
+  } bad[] = {
+      {"push=127.0.0.1:7070&push_chain=2", "invalid push_chain: want 0 or 1"},
+      {"push=127.0.0.1:7070&push_chain=", "invalid push_chain: want 0 or 1"},
+      {"push=127.0.0.1:7070&push_chain=true", "invalid push_chain: want 0 or 1"},
+      {"push_chain=1", "push_chain=1 needs a push endpoint"},
+  };
+  for (const Case& c : bad) {
+    HttpReply r = Call("PUT", "/v1/swarms/image-2", c.query, Torrent("other", 5));
+    EXPECT_EQ(r.status, 400u) << c.query;
+    EXPECT_EQ(r.body, R"({"error":")" + c.error + R"("})") << c.query;
+  }
+  EXPECT_EQ(Call("GET", "/v1/swarms/image-2").status, 404u) << "nothing stored";
+}
+
 TEST_F(RegistryHandlerTest, UnpublishedSwarmHasNulls) {
   announce_.Announce("info_hash=" + std::string(20, 'u') + "&peer_id=" + std::string(20, 'a') +
                          "&port=6001&left=5",
                      "", boost::asio::ip::make_address("127.0.0.1"));
-  EXPECT_EQ(Call("GET", "/v1/swarms/7575757575757575757575757575757575757575").body,
-            R"({"name":null,"info_hash":"7575757575757575757575757575757575757575","size":null,)"
-            R"("seeders":0,"leechers":1,"completed":0,"push":null,"sha256":null,"created":1000})");
+  EXPECT_EQ(
+      Call("GET", "/v1/swarms/7575757575757575757575757575757575757575").body,
+      R"({"name":null,"info_hash":"7575757575757575757575757575757575757575","size":null,)"
+      R"("seeders":0,"leechers":1,"completed":0,"push":null,"push_chain":false,"sha256":null,"created":1000})");
   // The list holds published swarms only.
   EXPECT_EQ(Call("GET", "/v1/swarms").body, R"({"swarms":[]})");
 }
@@ -219,14 +249,14 @@ TEST_F(RegistryHandlerTest, MoveKeepsTheOldMetainfoAndDeleteDropsIt) {
   EXPECT_EQ(moved.status, 200u);
   EXPECT_EQ(moved.body, R"({"name":"image-1","info_hash":")" + new_hex +
                             R"(","size":200000,"piece_length":16384,"pieces":13,"files":1,)"
-                            R"("push":null,"sha256":null,"previous":")" +
+                            R"("push":null,"push_chain":false,"sha256":null,"previous":")" +
                             old_hex + R"("})");
   EXPECT_EQ(Call("GET", "/v1/swarms/image-1/torrent").body, rebuilt);
   EXPECT_EQ(Call("GET", "/v1/swarms/" + old_hex + "/torrent").body, torrent_);
   EXPECT_EQ(
       Call("GET", "/v1/swarms/" + old_hex).body,
       R"({"name":null,"info_hash":")" + old_hex +
-          R"(","size":100000,"seeders":0,"leechers":0,"completed":0,"push":null,"sha256":null,)"
+          R"(","size":100000,"seeders":0,"leechers":0,"completed":0,"push":null,"push_chain":false,"sha256":null,)"
           R"("created":1000})");
 
   HttpReply gone = Call("DELETE", "/v1/swarms/image-1");

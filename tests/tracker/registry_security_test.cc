@@ -304,8 +304,8 @@ TEST(RegistryMigration, ASchemaTwoDatabaseGetsOwnersAndKeepsItsSwarms) {
   sqlite3_stmt* q = nullptr;
   ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, nullptr), SQLITE_OK);
   ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(q, 0), 5)
-      << "migrated to the current schema (4: the fleet tables, 5: sha256 pins)";
+  EXPECT_EQ(sqlite3_column_int(q, 0), 6)
+      << "migrated to the current schema (4: the fleet tables, 5: sha256 pins, 6: push chains)";
   sqlite3_finalize(q);
   // The owner is a digest of the token, never the token itself.
   ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT owner FROM swarms", -1, &q, nullptr), SQLITE_OK);
