@@ -49,6 +49,10 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   if (!kind) {
     return Unexpected("--fanout: '" + f.fanout + "' is not auto, kmod, splice, sendfile or copy");
   }
+  if (f.topology != "chain" && f.topology != "fan-out") {
+    return Unexpected("--push-topology: '" + f.topology + "' is not chain or fan-out");
+  }
+  const bool chain = f.topology == "chain" || f.chain_switch;
   auto bind = proto::ParseEndpoint(f.listen, {.allow_port_zero = true});
   if (!bind) return Unexpected("--push-listen '" + f.listen + "': " + bind.error());
   const std::string& bind_ip = bind->host;
@@ -77,7 +81,7 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   options.max_rate = c.max_rate;
   options.tokens = f.tokens;
   options.max_in_flight = f.in_flight;
-  options.chain = f.chain;
+  options.chain = chain;
   options.addresses = std::make_shared<push::SubscriberAddresses>();
   auto addresses = options.addresses;
   auto sender = push::PushSender::Start(std::move(source), std::move(options), log);
@@ -87,8 +91,10 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   out.sender = std::move(*sender);
   out.addresses = std::move(addresses);
   out.private_mode = !f.tokens.empty();
+  out.chain = chain;
   log.Info("push: serving on " + out.endpoint + " with the " +
            std::string(out.sender->backend_name()) + " fan-out, " +
+           (out.chain ? "as a chain, " : "") +
            (out.private_mode ? "to subscribers with the swarm's token"
                              : "to any subscriber on the network (no --push-token)"));
   return out;
@@ -98,6 +104,7 @@ nlohmann::json SeedPushJson(const SeedPush& p) {
   if (!p.sender) return nullptr;
   const auto st = p.sender->stats();
   return {{"endpoint", p.endpoint},
+          {"topology", p.chain ? "chain" : "fan-out"},
           {"fanout", std::string(p.sender->backend_name())},
           {"private", p.private_mode},
           {"pieces_sent", st.pieces_sent},

@@ -35,8 +35,12 @@ struct SeedPushSettings {
   std::vector<std::string> tokens;
   // push::PushSenderOptions::max_in_flight (--push-in-flight).
   std::size_t in_flight = push::PushSenderOptions{}.max_in_flight;
-  // push::PushSenderOptions::chain (--push-chain).
-  bool chain = false;
+  // How subscribers get the pieces (--push-topology): "chain", each takes
+  // every piece from the one before it (push::PushSenderOptions::chain),
+  // or "fan-out", the seed pushes to each (re-served by the wire, or by
+  // forwarders with get --forward).
+  std::string topology = "fan-out";
+  bool chain_switch = false;  // --push-chain, the flag before --push-topology
 };
 
 struct SeedPush {
@@ -45,6 +49,7 @@ struct SeedPush {
   // Who is subscribed (for the seed's wire gate); null when push is off.
   std::shared_ptr<push::SubscriberAddresses> addresses;
   bool private_mode = false;  // subscribers need the swarm's token
+  bool chain = false;         // the subscribers are linked into a chain
 };
 // What the seed's push sender is given beside its flags.
 struct SeedPushContext {

@@ -104,6 +104,10 @@ int RunSeed(int argc, char** argv) {
     log.Error("--push-in-flight must be 0-" + std::to_string(most));
     return kExitUsage;
   }
+  if (push_flags.topology != "chain" && push_flags.topology != "fan-out") {
+    log.Error("--push-topology must be chain or fan-out");
+    return kExitUsage;
+  }
 
   // Listed by `swarmcast status` from here until this command exits.
   StatusFile status(StateDir(), {{"role", "seed"},
@@ -234,13 +238,12 @@ int RunSeed(int argc, char** argv) {
   // cleanly, not kill it (RunTransfer handles signals from its start).
   CatchStopSignals();
   auto published =
-      no_publish
-          ? Result<PublishResult, RegistryError>(PublishResult{false, name, info_hash, {}})
-          : WithRetries(*retry, log, "tracker", [&] {
-              return client->Publish(
-                  name, torrent_bytes,
-                  {.push = push->endpoint, .push_chain = push_flags.chain, .sha256 = sha256});
-            });
+      no_publish ? Result<PublishResult, RegistryError>(PublishResult{false, name, info_hash, {}})
+                 : WithRetries(*retry, log, "tracker", [&] {
+                     return client->Publish(
+                         name, torrent_bytes,
+                         {.push = push->endpoint, .push_chain = push->chain, .sha256 = sha256});
+                   });
   if (!published) {
     log.Error(ToString(published.error()));
     return ExitFor(published.error());

@@ -16,10 +16,12 @@ void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
       "with more subscribers than this, at most this many at once hold pushed bytes they have "
       "not acknowledged, so pieces arrive whole one after another and can be re-served sooner "
       "(0: no limit, every subscriber at once)")(
-      "push-chain", po::bool_switch(&f.chain),
-      "link the subscribers into a chain: push to the first alone, and each takes every piece "
-      "from the one before it; one flow per link at its full rate (the registry records it, "
-      "and gets take a link's role from there)")(
+      "push-topology", po::value(&f.topology)->default_value(f.topology),
+      "chain: push to the first subscriber alone, and each takes every piece from the one "
+      "before it, one flow per link at its full rate (the registry records it, and gets take "
+      "a link's role from there); fan-out: push to every subscriber, which re-serve over "
+      "BitTorrent (or forward, with get --forward)")("push-chain", po::bool_switch(&f.chain_switch),
+                                                     "the same as --push-topology chain")(
       "push-token", po::value(&f.tokens)->composing(),
       "push only to subscribers whose HELLO carries this token (repeatable; give a private "
       "tracker's announce tokens: gets present their --token); default: any subscriber");

@@ -79,6 +79,10 @@ TEST_F(JsonContractTest, UsageErrorsAreObjectsToo) {
       RunToEnd({"seed", file.string(), "--tracker", url_, "--json", "--push-in-flight", "-1"});
   EXPECT_EQ(paced_rc, 2);
   ExpectError(paced, 2, "usage", "--push-in-flight must be 0-512");
+  auto [shape_rc, shape] =
+      RunToEnd({"seed", file.string(), "--tracker", url_, "--json", "--push-topology", "tree"});
+  EXPECT_EQ(shape_rc, 2);
+  ExpectError(shape, 2, "usage", "--push-topology must be chain or fan-out");
 }
 
 TEST_F(JsonContractTest, GetAndSeedAndStatusEachPrintOneObject) {
