@@ -38,8 +38,10 @@ struct SeedPushSettings {
   // How subscribers get the pieces (--push-topology): "chain", each takes
   // every piece from the one before it (push::PushSenderOptions::chain),
   // or "fan-out", the seed pushes to each (re-served by the wire, or by
-  // forwarders with get --forward).
-  std::string topology = "fan-out";
+  // forwarders with get --forward). The chain is the default: it beat
+  // fan-out in 10 of the bench's 12 cells, most at 16-64 receivers
+  // (docs/benchmarks.md, session 17).
+  std::string topology = "chain";
   bool chain_switch = false;  // --push-chain, the flag before --push-topology
 };
 

@@ -32,7 +32,10 @@ class PushSwarmTest : public PushSwarmFixture {
     WriteRandomFile(payload_, kSize, 5);
   }
 
+  // The seed pushes to every subscriber (fan-out), what these tests are
+  // about; the chain, the default, is PushChainTest's.
   std::unique_ptr<Child> StartSeed(std::vector<std::string> extra = {}) {
+    extra.insert(extra.begin(), {"--push-topology", "fan-out"});
     return PushSwarmFixture::StartSeed(payload_, "payload", std::move(extra));
   }
 

@@ -10,8 +10,9 @@
   nothing and the run is "fault-missed", not ok.
 - forwarder-kill: receiver 1 is killed once it has received about half of
   the file's bytes (its namespace's eth0 rx counter, so the same rule holds
-  for every system), and, with swarmcast-push-forward or -chain, only once
-  its log says it forwards. It is not restarted and not counted: the fault under
+  for every system), and, where swarmcast's gets forward (a chain's links,
+  the default since session 17, or --forward), only once its log says it
+  forwards. It is not restarted and not counted: the fault under
   test is the loss of a forwarder's uplink and of the pieces assigned to
   it, and the run measures whether the other N-1 still finish, correct and
   on time. (A restart would mix in resume and the restart delay; a machine
@@ -131,7 +132,7 @@ class Fault:
         if got < self.size // 2:
             return
         forwarding = victim.find(lambda s: FORWARDING_LINE in s) is not None
-        if system.name in ("swarmcast-push-forward", "swarmcast-push-chain") and not forwarding:
+        if getattr(system, "gets_forward", False) and not forwarding:
             if got < self.size:  # wait for it to forward, up to a whole file's bytes
                 return
         kill(victim)

@@ -293,18 +293,25 @@ class Swarmcast(System):
 
     progress = True
 
-    def __init__(self, push, fanout=None, forward=False, chain=False):
+    def __init__(self, push, fanout=None, forward=False, chain=False, topology=None):
         super().__init__()
         self.push = push
         self.fanout = fanout  # None: the seed's default (auto)
         self.forward = forward  # gets run with --forward (Mutualcast forwarding)
         self.chain = chain  # seed --push-chain, gets --chain
+        # "fan-out": the seed pushes to every subscriber (the default until
+        # session 17; forward and the forced backends too); None: the
+        # seed's default topology.
+        self.topology = "fan-out" if forward or fanout else topology
+        self.gets_forward = forward or chain  # set again in prepare()
         if push is None:
             self.name = "swarmcast"
         elif chain:
             self.name = "swarmcast-push-chain"
         elif forward:
             self.name = "swarmcast-push-forward"
+        elif topology == "fan-out":
+            self.name = "swarmcast-push-fanout"
         else:
             self.name = f"swarmcast-push-{fanout or ('on' if push else 'off')}"
 
@@ -327,8 +334,17 @@ class Swarmcast(System):
             argv += push_flags(self.push, ctx)
         if self.fanout:
             argv += ["--fanout", self.fanout]
+        # A build before --push-topology has no chain by default: its
+        # seed fans out.
+        topology_flag = "--push-topology" in seed_help(ctx.build)
         if self.chain:
             argv += ["--push-chain"]
+        elif self.push and self.topology and topology_flag:
+            argv += ["--push-topology", self.topology]
+        # Whether the gets forward (fault=forwarder-kill waits for it): a
+        # chain's links do, and the default is a chain where the flag is.
+        self.gets_forward = self.forward or self.chain or (
+            self.push is not False and self.topology is None and topology_flag)
         self.seed = ctx.procs.start("seed", ctx.lan.ns(0), argv,
                                     env={"SWARMCAST_STATE_DIR": os.path.join(ctx.work, "s0")})
         t = wait_line(self.seed, r"published .*\(([0-9a-f]{40})\)", 120, "swarmcast seed")
@@ -452,12 +468,11 @@ def swarmcast_push_supported(build):
     return "--no-push" in text or "--fanout" in text
 
 
-# The chain (swarmcast-push-chain, and the relay's chain as its reference)
-# is in the full matrix since session 16: it beats the default push in
-# most cells (docs/benchmarks.md, sessions 14-16) and is the candidate
-# for the default.
+# The chain is the seed's default since session 17 (swarmcast-push-on;
+# swarmcast-push-chain is the same with its flags spelt out, for builds
+# before it); swarmcast-push-fanout is the default it replaced.
 ALL = ["sendfile", "libtorrent", "aria2", "udpcast", "relay", "relay-chain", "swarmcast",
-       "swarmcast-push-chain"]
+       "swarmcast-push-fanout"]
 
 
 def make(name, build):
@@ -479,6 +494,8 @@ def make(name, build):
         return Swarmcast(True, forward=True)
     if name == "swarmcast-push-chain":
         return Swarmcast(True, chain=True)
+    if name == "swarmcast-push-fanout":
+        return Swarmcast(True, topology="fan-out")
     # One fan-out backend forced (kmod needs the module, absent here).
     if name in ("swarmcast-push-splice", "swarmcast-push-sendfile", "swarmcast-push-copy"):
         return Swarmcast(True, name.rsplit("-", 1)[1])
