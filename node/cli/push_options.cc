@@ -13,7 +13,8 @@ void AddPushSeedOptions(po::options_description& d, PushSeedFlags& f) {
       "how one piece goes to many sockets: auto (kmod if /dev/swarmfan opens, else splice), "
       "kmod, splice, sendfile or copy")(
       "push-in-flight", po::value(&f.in_flight)->default_value(f.in_flight),
-      "with more subscribers than this, at most this many at once hold pushed bytes they have "
+      "fan-out: with more subscribers than this, at most this many at once hold pushed bytes they "
+      "have "
       "not acknowledged, so pieces arrive whole one after another and can be re-served sooner "
       "(0: no limit, every subscriber at once)")(
       "push-topology", po::value(&f.topology)->default_value(f.topology),
@@ -35,7 +36,8 @@ void AddPushGetOptions(po::options_description& d, PushGetFlags& f) {
       "pushes to the other subscribers, by push, and take theirs (Mutualcast; measured "
       "faster up to 8 receivers and with a seed on a faster link, slower from 16)")(
       "chain", po::bool_switch(&f.chain),
-      "be a link of a chain (seed --push-chain): forward every piece to the next node, and "
+      "be a link of a seed's chain (its default topology): forward every piece to the next "
+      "node, and "
       "join the BitTorrent wire only when the chain brings nothing for 3 s or the download is "
       "complete (implies --forward); a get takes this role from the registry's record of "
       "the seed, so only a --push-from get needs it")(
