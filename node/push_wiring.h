@@ -102,6 +102,11 @@ struct GetPush {
   std::uint64_t chain_bytes = 0;
   std::chrono::steady_clock::time_point chain_progress;
 };
+// What the registry records of the seed's push channel.
+struct SeedPushRecord {
+  std::string endpoint;  // IP:PORT; empty: the seed publishes none
+  bool chain = false;    // the seed links its subscribers into a chain
+};
 // Chooses the endpoint (--push-from, else the registry's when it is on
 // this host's subnet) and sets t.hooks to subscribe once the initial check
 // is done, with `token` in the HELLO and t.net.max_download_rate as the
@@ -109,11 +114,6 @@ struct GetPush {
 // it to the group and subscribes to the group's forwarders
 // (node/push/forward_group.h). Reads t.torrent_bytes. `state` must outlive
 // RunTransfer.
-// What the registry records of the seed's push channel.
-struct SeedPushRecord {
-  std::string endpoint;  // IP:PORT; empty: the seed publishes none
-  bool chain = false;    // the seed links its subscribers into a chain
-};
 // Chain role: with --chain, or when the endpoint is the record's and the
 // record says chain (a --push-from endpoint is not the record's seed).
 void WireGetPush(const GetPushSettings& f, const SeedPushRecord& record,
