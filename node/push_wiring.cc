@@ -52,7 +52,7 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   if (f.topology != "chain" && f.topology != "fan-out") {
     return Unexpected("--push-topology: '" + f.topology + "' is not chain or fan-out");
   }
-  const bool chain = f.topology == "chain" || f.chain_switch;
+  const bool chain = f.topology == "chain";
   auto bind = proto::ParseEndpoint(f.listen, {.allow_port_zero = true});
   if (!bind) return Unexpected("--push-listen '" + f.listen + "': " + bind.error());
   const std::string& bind_ip = bind->host;

@@ -45,7 +45,7 @@ struct SeedPushSettings {
   // (netns.fleet_get_saturated_tracker timed out; docs/benchmarks.md,
   // session 17).
   std::string topology = "fan-out";
-  bool chain_switch = false;  // --push-chain, the flag before --push-topology
+  bool chain_switch = false;  // --push-chain: the CLI sets topology from it
 };
 
 struct SeedPush {

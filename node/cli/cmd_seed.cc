@@ -108,6 +108,7 @@ int RunSeed(int argc, char** argv) {
     log.Error("--push-topology must be chain or fan-out");
     return kExitUsage;
   }
+  if (push_flags.chain_switch) push_flags.topology = "chain";
 
   // Listed by `swarmcast status` from here until this command exits.
   StatusFile status(StateDir(), {{"role", "seed"},

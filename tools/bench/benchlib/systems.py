@@ -302,7 +302,7 @@ class Swarmcast(System):
         # "fan-out": the seed pushes to every subscriber (the default;
         # forward and the forced backends too); None: the seed's default.
         self.topology = "fan-out" if forward or fanout else topology
-        self.gets_forward = forward or chain  # set again in prepare()
+        self.gets_forward = forward or chain  # fault=forwarder-kill waits for it
         if push is None:
             self.name = "swarmcast"
         elif chain:
@@ -339,8 +339,6 @@ class Swarmcast(System):
             argv += ["--push-chain"]
         elif self.push and self.topology and topology_flag:
             argv += ["--push-topology", self.topology]
-        # Whether the gets forward (fault=forwarder-kill waits for it).
-        self.gets_forward = self.forward or self.chain
         self.seed = ctx.procs.start("seed", ctx.lan.ns(0), argv,
                                     env={"SWARMCAST_STATE_DIR": os.path.join(ctx.work, "s0")})
         t = wait_line(self.seed, r"published .*\(([0-9a-f]{40})\)", 120, "swarmcast seed")
