@@ -82,7 +82,12 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   options.tokens = f.tokens;
   options.max_in_flight = f.in_flight;
   options.chain = chain;
-  options.addresses = std::make_shared<push::SubscriberAddresses>();
+  // Fan-out: the seed's wire gate keeps its subscribers off its wire while
+  // it pushes to them. A chain's links keep off the wire themselves while
+  // the chain brings pieces (GetPushSettings::chain), and the seed pushes
+  // to the head alone: a gate would refuse the wire to the very links
+  // the chain starved (netns.fleet_get_saturated_tracker, session 17).
+  if (!chain) options.addresses = std::make_shared<push::SubscriberAddresses>();
   auto addresses = options.addresses;
   auto sender = push::PushSender::Start(std::move(source), std::move(options), log);
   if (!sender) return Unexpected(sender.error());
@@ -92,6 +97,14 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   out.addresses = std::move(addresses);
   out.private_mode = !f.tokens.empty();
   out.chain = chain;
+  if (chain) {
+    out.uplink = push::UplinkMeter::ForAddress(advertise);
+    if (!out.uplink) {
+      log.Info("push: chain: no counters for " + advertise +
+               "'s interface (a loopback, or not this host's); the chain's share of the "
+               "uplink is not watched");
+    }
+  }
   log.Info("push: serving on " + out.endpoint + " with the " +
            std::string(out.sender->backend_name()) + " fan-out, " +
            (out.chain ? "as a chain, " : "") +
@@ -100,11 +113,30 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   return out;
 }
 
+void SeedPushTick(SeedPush& p, std::uint64_t wire_sent_bytes, const proto::Logger& log) {
+  if (!p.sender || !p.uplink || !p.chain_ended.empty()) return;
+  const auto sent = p.uplink->SentBytes();
+  if (!sent) return;
+  const push::UplinkSample sample{.chain_bytes = p.sender->stats().payload_bytes,
+                                  .sent_bytes = *sent,
+                                  .wire_bytes = wire_sent_bytes};
+  const auto share = p.chain_share.Observe(push::ChainShare::Clock::now(), sample);
+  if (!share) return;
+  char percent[16];
+  std::snprintf(percent, sizeof percent, "%.0f%%", *share * 100);
+  p.chain_ended = "the chain had " + std::string(percent) + " of the uplink of " +
+                  p.uplink->interface_name() +
+                  " (other traffic took the rest); fetch over the BitTorrent wire";
+  log.Info("push: " + p.chain_ended);
+  p.sender->EndChain(p.chain_ended);
+}
+
 nlohmann::json SeedPushJson(const SeedPush& p) {
   if (!p.sender) return nullptr;
   const auto st = p.sender->stats();
   return {{"endpoint", p.endpoint},
           {"topology", p.chain ? "chain" : "fan-out"},
+          {"chain_ended", p.chain_ended.empty() ? nlohmann::json() : nlohmann::json(p.chain_ended)},
           {"fanout", std::string(p.sender->backend_name())},
           {"private", p.private_mode},
           {"pieces_sent", st.pieces_sent},
@@ -177,7 +209,10 @@ void WireGetPush(const GetPushSettings& f, const SeedPushRecord& record,
   // pieces a second time (measured: 40 MiB over the wire beside 53 MiB
   // pushed for a 64 MiB file at N = 2). What no forwarder sends them the
   // seed still pushes, and the wire serves them once they unsubscribe.
-  auto forward_addresses = forward ? std::make_shared<push::SubscriberAddresses>() : nullptr;
+  // (A chain link does not: the links hold themselves off the wire, see
+  // StartSeedPush.)
+  auto forward_addresses =
+      forward && !chain ? std::make_shared<push::SubscriberAddresses>() : nullptr;
   if (forward_addresses) {
     t.served_by_push = [forward_addresses](std::string_view ip) {
       return forward_addresses->Contains(ip);
@@ -287,7 +322,7 @@ void WireGetPush(const GetPushSettings& f, const SeedPushRecord& record,
     if (state.download) state.download->OnHashFailed(piece);
     if (state.group) state.group->OnHashFailed(piece);
   };
-  t.hooks.on_tick = [&state, log](std::int64_t wire_payload_bytes) {
+  t.hooks.on_tick = [&state, log](std::int64_t wire_payload_bytes, std::int64_t) {
     // Every channel is charged what came by every other path, so that
     // --max-download-rate caps them all together.
     const std::uint64_t peers = state.group ? state.group->peer_payload_bytes() : 0;

@@ -17,9 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "node/push/chain_share.h"
 #include "node/push/forward_group.h"
 #include "node/push/push_download.h"
 #include "node/push/push_sender.h"
+#include "node/push/uplink_meter.h"
 #include "node/registry_client.h"
 #include "node/transfer.h"
 
@@ -51,10 +53,16 @@ struct SeedPushSettings {
 struct SeedPush {
   std::unique_ptr<push::PushSender> sender;  // null when push is off
   std::string endpoint;                      // what the registry publishes
-  // Who is subscribed (for the seed's wire gate); null when push is off.
+  // Who is subscribed (for the seed's wire gate); null when push is off
+  // or a chain (its links keep off the wire themselves).
   std::shared_ptr<push::SubscriberAddresses> addresses;
   bool private_mode = false;  // subscribers need the swarm's token
   bool chain = false;         // the subscribers are linked into a chain
+  // Chain: the seed's uplink, watched for the chain's share of it
+  // (node/push/chain_share.h); unset without counters (a loopback).
+  std::optional<push::UplinkMeter> uplink;
+  push::ChainShare chain_share;
+  std::string chain_ended;  // why the seed ended its chain; empty: it did not
 };
 // What the seed's push sender is given beside its flags.
 struct SeedPushContext {
@@ -68,6 +76,10 @@ struct SeedPushContext {
 // the log). Errors are bad flags or a sender that cannot start.
 Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const SeedPushContext& c,
                                             const proto::Logger& log);
+// A chain seed's transfer tick: ends the chain once other traffic has
+// taken its share of the seed's uplink (node/push/chain_share.h), given
+// the seed's BitTorrent payload uploads so far.
+void SeedPushTick(SeedPush& p, std::uint64_t wire_sent_bytes, const proto::Logger& log);
 nlohmann::json SeedPushJson(const SeedPush& p);
 
 struct GetPushSettings {

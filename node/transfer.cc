@@ -701,7 +701,7 @@ class Transfer {
     }
     const lt::torrent_status st = h_.status();
     Record(st);
-    if (o_.hooks.on_tick) o_.hooks.on_tick(st.total_payload_download);
+    if (o_.hooks.on_tick) o_.hooks.on_tick(st.total_payload_download, st.total_payload_upload);
     ShowProgress(false);
     if (now >= next_status_) WriteStatus();
     if (resume_) resume_->Tick(now);

@@ -94,10 +94,11 @@ struct TransferHooks {
   // `piece`, once per request.
   std::function<void(std::uint32_t piece, const std::string& peer_ip)> on_piece_requested;
   std::function<void()> on_stop;  // before the session goes away: stop feeding
-  // Every progress tick (500 ms): the payload bytes received over the
-  // BitTorrent wire so far (the push receiver counts them against
-  // --max-download-rate).
-  std::function<void(std::int64_t wire_payload_bytes)> on_tick;
+  // Every progress tick (500 ms): the payload bytes received and sent
+  // over the BitTorrent wire so far (the push receiver counts the first
+  // against --max-download-rate; a chain seed tells the second from other
+  // traffic on its uplink).
+  std::function<void(std::int64_t wire_received, std::int64_t wire_sent)> on_tick;
   // The BitTorrent listen socket is bound (TCP port; useful with port 0).
   std::function<void(std::uint16_t port)> on_listening;
 };

@@ -15,6 +15,9 @@
 // interest before it subscribed, or whose subscription ended, is
 // disconnected so that it reconnects and declares interest afresh (and the
 // gate decides again).
+//
+// A chain seed, and its links, have no gate: a link holds itself off the
+// wire while the chain brings it pieces, and needs the wire when it does not.
 #pragma once
 
 #include <functional>

@@ -305,6 +305,11 @@ int RunSeed(int argc, char** argv) {
       return static_cast<std::int64_t>(sender->stats().payload_bytes);
     };
   }
+  if (push->uplink) {
+    t.hooks.on_tick = [&push, &log](std::int64_t, std::int64_t wire_sent) {
+      SeedPushTick(*push, static_cast<std::uint64_t>(wire_sent), log);
+    };
+  }
   if (push->addresses) {
     t.served_by_push = [addresses = push->addresses](std::string_view ip) {
       return addresses->Contains(ip);

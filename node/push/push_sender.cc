@@ -85,6 +85,15 @@ class PushSender::Loop {
     [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
   }
 
+  void EndChain(std::string why) {
+    {
+      MutexLock lock(pending_mutex_);
+      end_chain_ = std::move(why);
+    }
+    const std::uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
+  }
+
   void Run();
   void RequestStop() {
     const std::uint64_t one = 1;
@@ -232,17 +241,29 @@ class PushSender::Loop {
   PushSenderStats stats_ GUARDED_BY(stats_mutex_);
   Mutex pending_mutex_;
   std::vector<std::uint32_t> pending_has_ GUARDED_BY(pending_mutex_);
+  std::optional<std::string> end_chain_ GUARDED_BY(pending_mutex_);
+  // Chain: why it ended (EndChain); every HELLO is then refused with it.
+  std::optional<std::string> chain_ended_;
 };
 
 void PushSender::Loop::TakePendingHas() {
   std::uint64_t count;
   [[maybe_unused]] auto n = ::read(wake_.get(), &count, sizeof count);
   std::vector<std::uint32_t> pieces;
+  std::optional<std::string> end_chain;
   {
     MutexLock lock(pending_mutex_);
     pieces.swap(pending_has_);
+    end_chain.swap(end_chain_);
   }
   for (std::uint32_t p : pieces) scheduler_.SourceHas(p);
+  if (end_chain && options_.chain && !chain_ended_) {
+    chain_ended_ = std::move(end_chain);
+    log_.Info("push: chain: ended: " + *chain_ended_);
+    for (auto& [id, s] : subscribers_) {
+      if (s.fd && !s.closing) Bye(id, s, proto::ByeReason::kNormal, *chain_ended_);
+    }
+  }
 }
 
 void PushSender::Loop::HandOutPeers() {
@@ -526,6 +547,7 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
 void PushSender::Loop::OnHello(SubscriberId id, Subscriber& s, const proto::Hello& hello) {
   // The token first: a stranger learns nothing, not even which torrent.
   if (auto refusal = admission_.OnHello(hello.token)) return Refuse(id, s, *refusal);
+  if (chain_ended_) return Refuse(id, s, {proto::ByeReason::kNormal, *chain_ended_});
   if (hello.hash_kind != source_.hash_kind || hello.info_hash != source_.info_hash) {
     return Refuse(id, s, {proto::ByeReason::kInfoHashMismatch, "not the torrent this seed pushes"});
   }
@@ -860,6 +882,7 @@ PushSender::~PushSender() {
 
 std::string_view PushSender::backend_name() const { return loop_->backend_name(); }
 void PushSender::SourceHas(std::uint32_t piece) { loop_->SourceHas(piece); }
+void PushSender::EndChain(std::string why) { loop_->EndChain(std::move(why)); }
 PushSenderStats PushSender::stats() const { return loop_->stats(); }
 
 }  // namespace swarmcast::push

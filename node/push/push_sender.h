@@ -149,6 +149,10 @@ class PushSender {
   // Forwarder: the sender now holds `piece` (verified, on disk) and may
   // push it. Any thread.
   void SourceHas(std::uint32_t piece);
+  // Chain seed: ends the chain (node/push/chain_share.h) with a BYE that
+  // says `why` to every subscriber, and refuses later ones with it, so
+  // that the gets fetch over the BitTorrent wire. Any thread.
+  void EndChain(std::string why);
   std::string_view backend_name() const;
   PushSenderStats stats() const;
 
