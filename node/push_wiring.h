@@ -40,13 +40,12 @@ struct SeedPushSettings {
   // How subscribers get the pieces (--push-topology): "chain", each takes
   // every piece from the one before it (push::PushSenderOptions::chain),
   // or "fan-out", the seed pushes to each (re-served by the wire, or by
-  // forwarders with get --forward). Fan-out stays the default: the chain
-  // was faster in every bench cell but one, but with the seed's uplink
-  // shared with other traffic its one flow got a small share, and the
-  // seed's wire gate refused the links the chain had left
-  // (netns.fleet_get_saturated_tracker timed out; docs/benchmarks.md,
-  // session 17).
-  std::string topology = "fan-out";
+  // forwarders with get --forward). The chain is the default: it beat
+  // fan-out in 10 of the bench's 12 cells, most at 16-64 receivers
+  // (docs/benchmarks.md, session 17), and since it ends itself where other
+  // traffic takes the seed's uplink (node/push/chain_share.h) it no longer
+  // stalls there (session 18).
+  std::string topology = "chain";
   bool chain_switch = false;  // --push-chain: the CLI sets topology from it
 };
 

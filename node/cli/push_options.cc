@@ -32,12 +32,12 @@ void AddPushGetOptions(po::options_description& d, PushGetFlags& f) {
   d.add_options()("no-push", po::bool_switch(&f.no_push),
                   "do not subscribe to the seed's push channel")(
       "forward", po::bool_switch(&f.forward),
-      "with a fan-out seed (the default topology): forward the pieces the seed "
+      "with a fan-out seed (seed --push-topology fan-out): forward the pieces the seed "
       "pushes to the other subscribers, by push, and take theirs (Mutualcast; measured "
       "faster up to 8 receivers and with a seed on a faster link, slower from 16)")(
       "chain", po::bool_switch(&f.chain),
-      "be a link of a seed's chain (seed --push-topology chain): forward every piece to the "
-      "next node, and "
+      "be a link of a seed's chain (its default topology): forward every piece to the next "
+      "node, and "
       "join the BitTorrent wire only when the chain brings nothing for 3 s or the download is "
       "complete (implies --forward); a get takes this role from the registry's record of "
       "the seed, so only a --push-from get needs it")(

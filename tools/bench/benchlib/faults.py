@@ -11,7 +11,8 @@
 - forwarder-kill: receiver 1 is killed once it has received about half of
   the file's bytes (its namespace's eth0 rx counter, so the same rule holds
   for every system), and, where swarmcast's gets forward (a chain's links,
-  or --forward), only once its log says it forwards. It is not restarted and not counted: the fault under
+  the default since session 18, or --forward), only once its log says it
+  forwards. It is not restarted and not counted: the fault under
   test is the loss of a forwarder's uplink and of the pieces assigned to
   it, and the run measures whether the other N-1 still finish, correct and
   on time. (A restart would mix in resume and the restart delay; a machine

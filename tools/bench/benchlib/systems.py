@@ -299,8 +299,9 @@ class Swarmcast(System):
         self.fanout = fanout  # None: the seed's default (auto)
         self.forward = forward  # gets run with --forward (Mutualcast forwarding)
         self.chain = chain  # seed --push-chain, gets --chain
-        # "fan-out": the seed pushes to every subscriber (the default;
-        # forward and the forced backends too); None: the seed's default.
+        # "fan-out": the seed pushes to every subscriber (the default until
+        # session 17; forward and the forced backends too); None: the
+        # seed's default topology.
         self.topology = "fan-out" if forward or fanout else topology
         self.gets_forward = forward or chain  # fault=forwarder-kill waits for it
         if push is None:
@@ -333,12 +334,20 @@ class Swarmcast(System):
             argv += push_flags(self.push, ctx)
         if self.fanout:
             argv += ["--fanout", self.fanout]
-        # A build before --push-topology fans out without the flag.
-        topology_flag = "--push-topology" in seed_help(ctx.build)
+        # A build before --push-topology has no chain by default: its
+        # seed fans out.
+        help_text = seed_help(ctx.build)
+        topology_flag = "--push-topology" in help_text
         if self.chain:
             argv += ["--push-chain"]
         elif self.push and self.topology and topology_flag:
             argv += ["--push-topology", self.topology]
+        # Whether the gets forward (fault=forwarder-kill waits for it): a
+        # chain's links do, and the build's default topology says which
+        # (`--push-topology arg (=chain)` in its help).
+        default_chain = re.search(r"--push-topology arg \(=chain\)", help_text) is not None
+        self.gets_forward = self.forward or self.chain or (
+            self.push is not False and self.topology is None and default_chain)
         self.seed = ctx.procs.start("seed", ctx.lan.ns(0), argv,
                                     env={"SWARMCAST_STATE_DIR": os.path.join(ctx.work, "s0")})
         t = wait_line(self.seed, r"published .*\(([0-9a-f]{40})\)", 120, "swarmcast seed")
@@ -462,12 +471,11 @@ def swarmcast_push_supported(build):
     return "--no-push" in text or "--fanout" in text
 
 
-# The chain (swarmcast-push-chain, and the relay's chain as its reference)
-# is in the full matrix since session 16: it beats the default fan-out in
-# most cells (docs/benchmarks.md, sessions 14-17), and is the candidate
-# for the default once it holds on a shared seed uplink (session 17).
+# The chain is the seed's default since session 17 (swarmcast-push-on;
+# swarmcast-push-chain is the same with its flags spelt out, for builds
+# before it); swarmcast-push-fanout is the default it replaced.
 ALL = ["sendfile", "libtorrent", "aria2", "udpcast", "relay", "relay-chain", "swarmcast",
-       "swarmcast-push-chain"]
+       "swarmcast-push-fanout"]
 
 
 def make(name, build):
