@@ -113,7 +113,7 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   return out;
 }
 
-void SeedPushTick(SeedPush& p, std::uint64_t wire_sent_bytes, const proto::Logger& log) {
+void SeedPushTick(SeedPush& p, std::uint64_t wire_sent_bytes) {
   if (!p.sender || !p.uplink || !p.chain_ended.empty()) return;
   const auto sent = p.uplink->SentBytes();
   if (!sent) return;
@@ -127,8 +127,7 @@ void SeedPushTick(SeedPush& p, std::uint64_t wire_sent_bytes, const proto::Logge
   p.chain_ended = "the chain had " + std::string(percent) + " of the uplink of " +
                   p.uplink->interface_name() +
                   " (other traffic took the rest); fetch over the BitTorrent wire";
-  log.Info("push: " + p.chain_ended);
-  p.sender->EndChain(p.chain_ended);
+  p.sender->EndChain(p.chain_ended);  // which logs it
 }
 
 nlohmann::json SeedPushJson(const SeedPush& p) {

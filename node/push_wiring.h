@@ -78,7 +78,7 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
 // A chain seed's transfer tick: ends the chain once other traffic has
 // taken its share of the seed's uplink (node/push/chain_share.h), given
 // the seed's BitTorrent payload uploads so far.
-void SeedPushTick(SeedPush& p, std::uint64_t wire_sent_bytes, const proto::Logger& log);
+void SeedPushTick(SeedPush& p, std::uint64_t wire_sent_bytes);
 nlohmann::json SeedPushJson(const SeedPush& p);
 
 struct GetPushSettings {

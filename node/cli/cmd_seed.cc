@@ -306,8 +306,8 @@ int RunSeed(int argc, char** argv) {
     };
   }
   if (push->uplink) {
-    t.hooks.on_tick = [&push, &log](std::int64_t, std::int64_t wire_sent) {
-      SeedPushTick(*push, static_cast<std::uint64_t>(wire_sent), log);
+    t.hooks.on_tick = [&push](std::int64_t, std::int64_t wire_sent) {
+      SeedPushTick(*push, static_cast<std::uint64_t>(wire_sent));
     };
   }
   if (push->addresses) {
