@@ -65,6 +65,8 @@ class RawSubscriber {
   const std::set<std::uint32_t>& pieces() const { return pieces_; }
   // The port lists of every PEERS frame, in order.
   const std::vector<std::vector<std::uint16_t>>& peers() const { return peers_; }
+  // The text of every BYE the seed sent.
+  const std::vector<std::string>& byes() const { return byes_; }
 
  private:
   bool Decode() {
@@ -78,6 +80,8 @@ class RawSubscriber {
         std::vector<std::uint16_t> ports;
         for (const auto& e : peers->peers) ports.push_back(e.port);
         peers_.push_back(ports);
+      } else if (const auto* bye = std::get_if<proto::Bye>(&m)) {
+        byes_.push_back(bye->text);
       }
     }
     return !std::holds_alternative<std::error_code>(decoder_.Next());
@@ -88,6 +92,7 @@ class RawSubscriber {
   UniqueFd fd_;
   std::set<std::uint32_t> pieces_;
   std::vector<std::vector<std::uint16_t>> peers_;
+  std::vector<std::string> byes_;
 };
 
 // Subscribes one raw subscriber after another (a chain's order is theirs:
@@ -145,6 +150,40 @@ TEST_F(PushChannelTest, AChainSeedPushesToTheFirstAndLinksEachToTheOneBefore) {
   EXPECT_TRUE(b.peers().back().empty());
   EXPECT_TRUE(c.pieces().empty());
   EXPECT_EQ(c.peers().size(), c_peers);
+}
+
+// What a seed does when other traffic took its uplink from the chain
+// (node/push/chain_share.h): every link, and every later subscriber, is
+// told why and let go, so that it fetches over the wire.
+TEST_F(PushChannelTest, AnEndedChainSaysWhyToEveryLinkAndToLaterSubscribers) {
+  PushSenderOptions o;
+  o.chain = true;
+  auto sender = StartSender(FanoutKind::kSplice, 10s, o);
+  ASSERT_TRUE(sender);
+  const auto& hash = source_.info_hash;
+  auto subs = SubscribeInOrder(*sender, geometry(), hash, {7001, 7002});
+  RawSubscriber &a = *subs[0], &b = *subs[1];
+  ASSERT_TRUE(WaitUntil(10s, [&] { return a.Poll() && b.Poll() && !b.peers().empty(); }));
+
+  const std::string why = "the chain had 5% of the uplink of eth0";
+  sender->EndChain(why);
+  // Each connection ends; the head's may end mid-piece, without a BYE.
+  bool a_open = true, b_open = true;
+  ASSERT_TRUE(WaitUntil(10s, [&] {
+    a_open = a_open && a.Poll();
+    b_open = b_open && b.Poll();
+    return !a_open && !b_open;
+  }));
+  EXPECT_EQ(b.byes(), std::vector<std::string>{why});
+  EXPECT_LE(a.byes().size(), 1u);
+  EXPECT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 0; }));
+
+  RawSubscriber late(sender->port(), geometry(), hash, 7003);
+  bool late_open = true;
+  ASSERT_TRUE(WaitUntil(10s, [&] { return !(late_open = late_open && late.Poll()); }));
+  EXPECT_EQ(late.byes(), std::vector<std::string>{why});
+  EXPECT_TRUE(late.pieces().empty());
+  EXPECT_EQ(sender->stats().subscribers, 0u);
 }
 
 TEST_F(PushChannelTest, AChainSeedMakesALinkThatFallsBehindALeaf) {
