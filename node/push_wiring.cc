@@ -114,13 +114,14 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
 }
 
 void SeedPushTick(SeedPush& p, std::uint64_t wire_sent_bytes) {
-  if (!p.sender || !p.uplink || !p.chain_ended.empty()) return;
-  const auto sent = p.uplink->SentBytes();
+  const auto now = push::ChainShare::Clock::now();
+  if (!p.sender || !p.uplink || !p.chain_ended.empty() || !p.chain_share.Due(now)) return;
+  const auto sent = p.uplink->SentBytes();  // reads /proc: once a window, not every tick
   if (!sent) return;
   const push::UplinkSample sample{.chain_bytes = p.sender->stats().payload_bytes,
                                   .sent_bytes = *sent,
                                   .wire_bytes = wire_sent_bytes};
-  const auto share = p.chain_share.Observe(push::ChainShare::Clock::now(), sample);
+  const auto share = p.chain_share.Observe(now, sample);
   if (!share) return;
   char percent[16];
   std::snprintf(percent, sizeof percent, "%.0f%%", *share * 100);

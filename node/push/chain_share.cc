@@ -12,33 +12,39 @@ std::optional<double> ChainShare::Observe(Clock::time_point now, const UplinkSam
   if (!window_start_ || went_back) {
     window_start_ = now;
     base_ = sample;
-    streak_ = 0;
-    streak_share_sum_ = 0;
+    EndStreak();
     return std::nullopt;
   }
-  if (now - *window_start_ < options_.window) return std::nullopt;
+  if (!Due(now)) return std::nullopt;
   const std::uint64_t chain = sample.chain_bytes - base_.chain_bytes;
   const std::uint64_t sent = sample.sent_bytes - base_.sent_bytes;
   const std::uint64_t wire = sample.wire_bytes - base_.wire_bytes;
   window_start_ = now;
   base_ = sample;
   if (chain == 0 || sent < options_.min_window_bytes) {
-    streak_ = 0;
-    streak_share_sum_ = 0;
+    EndStreak();
     return std::nullopt;
   }
   // What the chain competed with: all that left, less the seed's own wire.
   const std::uint64_t others_and_chain = std::max(sent - std::min(sent, wire), chain);
   const double share = static_cast<double>(chain) / static_cast<double>(others_and_chain);
   if (share >= options_.min_share) {
-    streak_ = 0;
-    streak_share_sum_ = 0;
+    EndStreak();
     return std::nullopt;
   }
   ++streak_;
   streak_share_sum_ += share;
   if (streak_ < options_.windows) return std::nullopt;
   return streak_share_sum_ / streak_;
+}
+
+bool ChainShare::Due(Clock::time_point now) const {
+  return !window_start_ || now - *window_start_ >= options_.window;
+}
+
+void ChainShare::EndStreak() {
+  streak_ = 0;
+  streak_share_sum_ = 0;
 }
 
 }  // namespace swarmcast::push

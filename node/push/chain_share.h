@@ -49,6 +49,9 @@ class ChainShare {
   // The chain's mean share over the streak, once it has stayed under
   // min_share for `windows` windows; nullopt until then.
   std::optional<double> Observe(Clock::time_point now, const UplinkSample& sample);
+  // Whether Observe would judge a window now: the caller reads the
+  // counters only then.
+  bool Due(Clock::time_point now) const;
 
  private:
   ChainShareOptions options_;
@@ -56,6 +59,7 @@ class ChainShare {
   UplinkSample base_;
   int streak_ = 0;
   double streak_share_sum_ = 0;
+  void EndStreak();
 };
 
 }  // namespace swarmcast::push

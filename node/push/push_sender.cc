@@ -81,8 +81,7 @@ class PushSender::Loop {
       MutexLock lock(pending_mutex_);
       pending_has_.push_back(piece);
     }
-    const std::uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
+    Wake();
   }
 
   void EndChain(std::string why) {
@@ -90,6 +89,10 @@ class PushSender::Loop {
       MutexLock lock(pending_mutex_);
       end_chain_ = std::move(why);
     }
+    Wake();
+  }
+  // Wakes the push thread to take what SourceHas() and EndChain() queued.
+  void Wake() {
     const std::uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
   }

@@ -82,6 +82,12 @@ TEST_F(ChainShareTest, SamplesWithinAWindowDoNotJudge) {
   EXPECT_TRUE(Window(kMiB / 20, kMiB));
 }
 
+TEST_F(ChainShareTest, ItIsDueOnlyOnceAWindowHasPassed) {
+  EXPECT_FALSE(share_.Due(now_ + 999ms));
+  EXPECT_TRUE(share_.Due(now_ + 1s));
+  EXPECT_TRUE(ChainShare().Due(now_)) << "before its first sample";
+}
+
 TEST_F(ChainShareTest, ACounterThatWentBackStartsAfresh) {
   EXPECT_FALSE(Window(kMiB / 20, kMiB));
   total_.sent_bytes = 0;  // the interface was made again
