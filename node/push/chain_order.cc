@@ -52,6 +52,12 @@ void ChainOrder::SetLinked(SubscriberId id, bool linked, Clock::time_point now) 
   l->falling_windows = 0;
 }
 
+SubscriberId ChainOrder::previous_head() const {
+  const bool live = previous_head_ != 0 && Contains(previous_head_) &&
+                    (links_.empty() || links_[0].id != previous_head_);
+  return live ? previous_head_ : 0;
+}
+
 bool ChainOrder::Linked(SubscriberId id) const {
   auto it = std::find_if(links_.begin(), links_.end(), [id](const Link& l) { return l.id == id; });
   return it != links_.end() && it->linked;
@@ -83,6 +89,7 @@ void ChainOrder::MakeLeaf(std::size_t index) {
 
 void ChainOrder::NoteHead(Clock::time_point now) {
   if (links_.empty() || links_[0].id == head_) return;
+  previous_head_ = head_;
   head_ = links_[0].id;
   head_since_ = now;
   head_windows_ = 0;
@@ -147,21 +154,28 @@ std::optional<ChainOrder::Move> ChainOrder::ReviewHead(std::uint32_t gain, bool 
   if (head_gain_ >= options_.min_sample && head_windows_ >= options_.head_windows) {
     reference_rate_ = std::max(reference_rate_, rate);
   }
-  if (line_size() < 2 || head_windows_ < options_.head_windows) return std::nullopt;
+  const std::size_t line = line_size();
+  if (line < 2) return std::nullopt;
   const bool running = links_[1].linked && links_[1].linked_since <= window_start_;
-  if (options_.probe_head && !probed_ && running && head_gain_ > 0) {
+  if (options_.probe_head && !probed_ && running && head_gain_ > 0 &&
+      head_windows_ >= options_.probe_windows) {
     probed_ = true;
     const Move move{head.id, Reason::kHeadProbe};
-    // Second, not a leaf: a leaf ahead of the whole line would get nothing
-    // for seconds and go to the BitTorrent wire, whose requests then take
-    // the line's uplinks (0.5 s on N = 8, session 15).
-    std::swap(links_[0], links_[1]);
-    links_[0].linked = false;
-    links_[1].linked = false;  // until the sender links it to the new head
-    links_[1].falling_windows = 0;
-    links_[1].streak_ahead_gain = links_[1].streak_gain = 0;
+    // To the end of the line, not a leaf: a leaf ahead of the whole line
+    // would get nothing for seconds and go to the BitTorrent wire, whose
+    // requests then take the line's uplinks (0.5 s on N = 8, session 15).
+    // Not second either: a slow head there holds everyone behind it to
+    // its rate until it falls behind (see the header).
+    std::rotate(links_.begin(), links_.begin() + 1,
+                links_.begin() + static_cast<std::ptrdiff_t>(line));
+    links_[0].linked = false;  // the new head takes from the seed
+    Link& old = links_[line - 1];
+    old.linked = false;  // until the sender links it to the line's last link
+    old.falling_windows = 0;
+    old.streak_ahead_gain = old.streak_gain = 0;
     return move;
   }
+  if (head_windows_ < options_.head_windows) return std::nullopt;
   const double expected = reference_rate_ * head_windows_;
   if (!room || reference_rate_ == 0 || expected < options_.min_sample ||
       options_.slow_share * head_gain_ >= expected) {

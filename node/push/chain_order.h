@@ -26,10 +26,15 @@
 // - A head slow to receive holds every link behind it to exactly its
 //   rate, so none falls behind, and the seed cannot tell it from its own
 //   slow uplink. So the first head is probed: once it has been the head
-//   for `head_windows` windows with a successor linked, it swaps places
-//   with the second (which is a few pieces behind it: a healthy chain
-//   loses nothing), and then falls behind the new head if it is slow to
-//   receive. A head's rate is its pieces over its windows as head; the
+//   for `probe_windows` windows with a successor linked, it moves to the
+//   end of the line, and the second (a few pieces behind it) becomes the
+//   head. At the end it holds no one up: a slow first head stops costing
+//   the others their rate at the probe, not a few windows later when it
+//   falls behind (as second, it held everyone behind it to its rate until
+//   then: 1.05 s of a 5.4 s transfer, session 18). A healthy chain loses
+//   nothing: the old head, ahead of the line, waits for the line's last
+//   link to catch up with it and is then as deep as that one was.
+//   A head's rate is its pieces over its windows as head; the
 //   best rate of a head that gained at least `min_sample` pieces is the
 //   reference, and a later head that gains under a `slow_share`th of the
 //   reference's worth over `head_windows` windows becomes a leaf. Rates
@@ -71,18 +76,21 @@ struct ChainOrderOptions {
   // Pieces a link must be behind the one before it: a hop normally lags
   // by a few pieces (one in assembly, one being checked, the socket's).
   std::uint32_t min_lag = 16;
-  // Windows as head before the probe, and before a head is judged.
+  // Windows as head before a head is judged.
   int head_windows = 4;
+  // Windows as head before the first head's probe: the probe judges
+  // nothing, and every window before it runs at a slow head's rate.
+  int probe_windows = 2;
   // Slow: gaining under 1 / slow_share of the one before (the reference).
   std::uint32_t slow_share = 4;
   // At most this many leaves (see above).
   std::size_t max_leaves = 1;
-  // Swap the first head with the second once the chain runs (see above).
-  // The new head lacks what the old one had not yet forwarded to it; the
-  // seed names the second to the head as a second source
-  // (PushSender::Loop::HandOutChain), so it takes those pieces from the
-  // old head at once. Without that, a seed killed after the swap
-  // (bench.fault_cells) left them with no one (session 15).
+  // Move the first head to the end of the line once the chain runs (see
+  // above). The new head lacks what the old one had not yet forwarded to
+  // it; the seed names the head before it (`previous_head`) to the head
+  // as a second source (PushSender::Loop::HandOutChain), so it takes
+  // those pieces from the old head at once. Without that, a seed killed
+  // after the probe (bench.fault_cells) left them with no one (session 15).
   bool probe_head = true;
 };
 
@@ -94,9 +102,10 @@ class ChainOrder {
   enum class Reason {
     kFellBehind,  // `moved` fell behind `ahead`
     kSlowHead,    // the head, `moved`, gained under a share of the reference
-    kHeadProbe,   // the first head, `moved`, swaps with the second, once
+    kHeadProbe,   // the first head, `moved`, went to the end of the line, once
   };
-  // What a review decided: `moved` became a leaf (kHeadProbe: second).
+  // What a review decided: `moved` became a leaf (kHeadProbe: the line's
+  // last link).
   struct Move {
     SubscriberId moved;
     Reason reason;
@@ -136,6 +145,10 @@ class ChainOrder {
   std::optional<Move> Review(Clock::time_point now);
   // When the current window ends.
   Clock::time_point next_review() const { return window_start_ + options_.window; }
+  // The head before the current one, while it is still a link (a leaf
+  // included), else 0. It holds what it had not yet forwarded to its
+  // successor, the new head (the probe, a slow head made a leaf).
+  SubscriberId previous_head() const;
 
  private:
   struct Link {
@@ -169,6 +182,7 @@ class ChainOrder {
   // The current head, since when, and what it gained in its whole windows
   // as head (those in which it lacked pieces).
   SubscriberId head_ = 0;
+  SubscriberId previous_head_ = 0;
   Clock::time_point head_since_{};
   int head_windows_ = 0;
   std::uint32_t head_gain_ = 0;

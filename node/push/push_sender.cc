@@ -312,13 +312,14 @@ std::optional<SubscriberId> PushSender::Loop::ChainHead() const {
 // it lacks. One that does not forward leaves the rest of the chain to the
 // BitTorrent wire.
 //
-// The head is also told the second. In a line each link holds a subset of
-// what the one before it holds, so the second has nothing for the head
-// and its channel stays idle; but after the head probe (a swap) the new
-// head lacks what the old one had not yet forwarded to it, and a seed
-// that died then left it with no one to push those pieces
-// (bench.fault_cells, session 15). Taking from the second, the head gets
-// them at once.
+// The head is also told the head before it (ChainOrder::previous_head),
+// or else the second. After the head probe (the old head went to the end
+// of the line) or a slow head made a leaf, the new head lacks what the old
+// one had not yet forwarded to it, and a seed that died then left it with
+// no one to push those pieces (bench.fault_cells, session 15). Taking from
+// the old head, the new one gets them at once. In a line each link holds
+// a subset of what the one before it holds, so the second has nothing for
+// the head and that channel stays idle.
 void PushSender::Loop::HandOutChain() {
   struct Live {
     SubscriberId id;
@@ -330,6 +331,10 @@ void PushSender::Loop::HandOutChain() {
     Subscriber& s = subscribers_.at(id);
     if (!s.closing && s.fd) live.push_back({id, &s, leaf});
   }
+  const auto is_live = [&live](SubscriberId id) {
+    return std::any_of(live.begin(), live.end(), [id](const Live& l) { return l.id == id; });
+  };
+  const SubscriberId previous_head = chain_.previous_head();
   const Subscriber* before = nullptr;
   std::size_t linked = 0;
   const auto now = Clock::now();
@@ -346,7 +351,13 @@ void PushSender::Loop::HandOutChain() {
     };
     if (before) name(*before);
     const bool has_before = !source.empty();
-    if (!before && !live[i].leaf && i + 1 < live.size() && !live[i + 1].leaf) name(*live[i + 1].s);
+    if (!before && !live[i].leaf) {
+      if (previous_head != 0 && previous_head != live[i].id && is_live(previous_head)) {
+        name(subscribers_.at(previous_head));
+      } else if (i + 1 < live.size() && !live[i + 1].leaf) {
+        name(*live[i + 1].s);
+      }
+    }
     // A leaf (node/push/chain_order.h) takes from the line's last link
     // and feeds no one; the leaves come after the whole line.
     if (!live[i].leaf) before = &s;
@@ -386,7 +397,7 @@ void PushSender::Loop::ReviewChain() {
         break;
       case ChainOrder::Reason::kHeadProbe:
         what =
-            "swaps places with the second: the first head is probed once, since a head "
+            "moves to the end of the line: the first head is probed once, since a head "
             "slow to receive would hold up all";
         break;
     }

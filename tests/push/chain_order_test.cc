@@ -190,46 +190,53 @@ TEST_F(ChainOrderTest, ARepeatedHaveIsNotProgress) {
   EXPECT_EQ(chain_.order(), (Ids{1, 3, 2}));
 }
 
-TEST_F(ChainOrderTest, TheFirstHeadSwapsWithTheSecondOnceTheChainRuns) {
+TEST_F(ChainOrderTest, TheFirstHeadMovesToTheEndOfTheLineOnceTheChainRuns) {
   Start(3, 0, /*probe_head=*/true);
   EXPECT_FALSE(Window({40, 40, 40})) << "the probe waits for 2 windows as head";
+  EXPECT_EQ(chain_.previous_head(), 0u);
   auto probe = Window({40, 40, 40});
   ASSERT_TRUE(probe);
   EXPECT_EQ(probe->moved, 1u);
   EXPECT_EQ(probe->reason, ChainOrder::Reason::kHeadProbe);
-  EXPECT_EQ(chain_.order(), (Ids{2, 1, 3}));
-  // Both unlinked until the sender links them anew (its PEERS may not
-  // change: the head takes from the second too).
+  EXPECT_EQ(chain_.order(), (Ids{2, 3, 1}));
+  EXPECT_EQ(chain_.previous_head(), 1u) << "the new head takes what it lacks from the old";
+  // Both unlinked until the sender links them anew (the new head's PEERS
+  // may not change: it takes from the old head, the one before it until
+  // now); 3 still takes from 2.
   EXPECT_FALSE(chain_.Linked(1));
   EXPECT_FALSE(chain_.Linked(2));
   EXPECT_TRUE(chain_.Linked(3));
   chain_.SetLinked(2, false, now_);
   chain_.SetLinked(1, true, now_);
-  chain_.SetLinked(3, true, now_);
   EXPECT_TRUE(chain_.Linked(1));
   // Once only: all at the same rate, nothing moves again.
   for (int w = 0; w < 6; ++w) EXPECT_FALSE(Window({40, 40, 40}));
-  EXPECT_EQ(chain_.order(), (Ids{2, 1, 3}));
+  EXPECT_EQ(chain_.order(), (Ids{2, 3, 1}));
+  chain_.Leave(1);
+  EXPECT_EQ(chain_.previous_head(), 0u) << "gone: no longer a source";
 }
 
-TEST_F(ChainOrderTest, TheProbeShowsASlowFirstHeadFallingBehind) {
+TEST_F(ChainOrderTest, TheProbeTakesASlowFirstHeadOutOfEveryonesWay) {
   Start(4, 0, /*probe_head=*/true);
-  // Everyone at the slow head's rate, until it swaps with 2.
+  // Everyone at the slow head's rate, until the probe.
   EXPECT_FALSE(Window({4, 4, 4, 4}));
   ASSERT_TRUE(Window({4, 4, 4, 4}));
+  // At the end of the line it holds no one up: the line runs at once.
+  EXPECT_EQ(chain_.order(), (Ids{2, 3, 4, 1}));
   chain_.SetLinked(2, false, now_);
   chain_.SetLinked(1, true, now_);
-  chain_.SetLinked(3, true, now_);
-  // 2 now runs at full rate; 1, behind it, does not keep up: a leaf.
-  EXPECT_FALSE(Window({4, 40, 4, 4}));
-  auto move = Window({4, 40, 4, 4});
+  // 2, 3 and 4 at full rate; 1, behind 4, does not keep up: a leaf.
+  EXPECT_FALSE(Window({4, 40, 40, 40}));
+  auto move = Window({4, 40, 40, 40});
   ASSERT_TRUE(move);
   EXPECT_EQ(move->moved, 1u);
   EXPECT_EQ(move->reason, ChainOrder::Reason::kFellBehind);
-  chain_.SetLinked(3, true, now_);
+  EXPECT_EQ(move->ahead, 4u);
   chain_.SetLinked(1, true, now_);
   for (int w = 0; w < 6; ++w) EXPECT_FALSE(Window({4, 40, 40, 40}));
-  EXPECT_EQ(chain_.order(), (Ids{2, 3, 4, 1}));
+  using Place = ChainOrder::Place;
+  EXPECT_EQ(chain_.places(), (std::vector<Place>{{2, false}, {3, false}, {4, false}, {1, true}}));
+  EXPECT_EQ(chain_.previous_head(), 1u) << "a leaf is still a source";
 }
 
 TEST_F(ChainOrderTest, AHeadGainingUnderAShareOfTheReferenceBecomesALeaf) {
@@ -238,14 +245,14 @@ TEST_F(ChainOrderTest, AHeadGainingUnderAShareOfTheReferenceBecomesALeaf) {
   ASSERT_TRUE(Window({40, 40, 40, 40}));  // the probe: 2 heads, 1 set 40 a window
   chain_.SetLinked(2, false, now_);
   chain_.SetLinked(1, true, now_);
-  chain_.SetLinked(3, true, now_);
-  // 2 is slow to receive; 1, 3 and 4 hold all it has, and gain nothing.
+  // 2 is slow to receive; 3, 4 and 1 hold all it has, and gain nothing.
   EXPECT_FALSE(Window({0, 4, 0, 0}));
   auto move = Window({0, 4, 0, 0});
   ASSERT_TRUE(move);
   EXPECT_EQ(move->moved, 2u);
   EXPECT_EQ(move->reason, ChainOrder::Reason::kSlowHead);
-  EXPECT_EQ(chain_.order(), (Ids{1, 3, 4, 2}));
+  EXPECT_EQ(chain_.order(), (Ids{3, 4, 1, 2}));
+  EXPECT_EQ(chain_.previous_head(), 2u);
 }
 
 TEST_F(ChainOrderTest, AHeadIsJudgedOnItsWholeTenureNotOneWindow) {
@@ -256,10 +263,9 @@ TEST_F(ChainOrderTest, AHeadIsJudgedOnItsWholeTenureNotOneWindow) {
   ASSERT_TRUE(Window({0, 0, 0}));  // the probe
   chain_.SetLinked(2, false, now_);
   chain_.SetLinked(1, true, now_);
-  chain_.SetLinked(3, true, now_);
   // The next head's 40 a window is over half of 60: it stays.
   for (int w = 0; w < 6; ++w) EXPECT_FALSE(Window({40, 40, 40}));
-  EXPECT_EQ(chain_.order(), (Ids{2, 1, 3}));
+  EXPECT_EQ(chain_.order(), (Ids{2, 3, 1}));
 }
 
 TEST_F(ChainOrderTest, AHeadWithEveryPieceIsNotSlow) {

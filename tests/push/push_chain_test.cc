@@ -222,19 +222,20 @@ TEST_F(PushChannelTest, AChainSeedMakesALinkThatFallsBehindALeaf) {
   EXPECT_EQ(sender->stats().subscribers, 3u) << "a slow link is moved, not dropped";
 }
 
-// The probe swaps the first head with the second. The two already take
-// from each other (the head from the second what it lacks), so neither is
-// told anything new: the seed now pushes to the new head, and the third
-// is linked to the old head, now second.
-TEST_F(PushChannelTest, AChainSeedProbesItsFirstHeadBySwappingItWithTheSecond) {
+// The probe moves the first head to the end of the line. The second
+// already takes from it, and as the new head goes on taking from it what
+// it lacks, so only the old head is told anything new: the seed now
+// pushes to the new head, the third still takes from it, and the old
+// head takes from the third, the line's last link.
+TEST_F(PushChannelTest, AChainSeedProbesItsFirstHeadByMovingItToTheEndOfTheLine) {
   PushSenderOptions o;
   o.chain = true;
   o.chain_review = {.window = 100ms,
                     .windows_to_move = 2,
                     .min_sample = 2,
                     .min_lag = 4,
-                    .head_windows = 3,
-                    .max_leaves = 0,  // its HAVEs stop after the swap: not slow
+                    .probe_windows = 3,
+                    .max_leaves = 0,  // it lags the line's last link: not slow
                     .probe_head = true};
   auto sender = StartSender(FanoutKind::kSplice, 10s, o);
   ASSERT_TRUE(sender);
@@ -255,17 +256,17 @@ TEST_F(PushChannelTest, AChainSeedProbesItsFirstHeadBySwappingItWithTheSecond) {
   // The head verifies a piece every 20 ms, B and C keep up (one behind),
   // so only the probe moves anyone.
   std::uint32_t next = 0;
-  const bool swapped = WaitUntil(10s, [&] {
+  const bool moved = WaitUntil(10s, [&] {
     if (next < pieces) {
       a.SendHave(next);
       if (next > 0) b.SendHave(next - 1);
       if (next > 1) c.SendHave(next - 2);
       ++next;
     }
-    return poll_all() && c.peers().back() == std::vector<std::uint16_t>{7001};
+    return poll_all() && a.peers().back() == std::vector<std::uint16_t>{7003};
   });
-  ASSERT_TRUE(swapped) << "the head reported " << next << " pieces; C was told " << c.peers().size()
-                       << " PEERS";
+  ASSERT_TRUE(moved) << "the head reported " << next << " pieces; A was told " << a.peers().size()
+                     << " PEERS";
   // The seed pushes to B now: every piece it did not report (B reported
   // pieces 0 to next - 2; a few of those may have been pushed before the
   // seed read the HAVE).
@@ -277,8 +278,9 @@ TEST_F(PushChannelTest, AChainSeedProbesItsFirstHeadBySwappingItWithTheSecond) {
   };
   EXPECT_TRUE(WaitUntil(10s, [&] { return poll_all() && b_holds_all(); }))
       << "B was pushed " << b.pieces().size() << " pieces and reported " << next - 1;
-  EXPECT_EQ(a.peers().size(), 1u) << "A already took from B";
+  EXPECT_EQ(a.peers().size(), 2u) << "A took from B, then from C";
   EXPECT_EQ(b.peers().size(), 1u) << "B already took from A";
+  EXPECT_EQ(c.peers().size(), 1u) << "C already took from B";
   EXPECT_TRUE(c.pieces().empty());
 }
 
