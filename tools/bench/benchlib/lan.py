@@ -42,12 +42,14 @@ def parse_rate(rate):
 
 
 class Lan:
-    def __init__(self, hosts, rate_bps, prefix=None, host_rates=None):
+    def __init__(self, hosts, rate_bps, prefix=None, host_rates=None, tcp_congestion=None):
         if not 2 <= hosts <= 200:
             raise ValueError("hosts must be 2..200")
         self.hosts = hosts
         self.rate_bps = rate_bps
         self.host_rates = dict(host_rates or {})
+        # None: what a new namespace gets (the machine's default).
+        self.tcp_congestion = tcp_congestion
         self.prefix = prefix or f"{NAME_PREFIX}{os.getpid()}-"
         self.bridge_ns = self.prefix + "br"
         self.created = []
@@ -93,6 +95,9 @@ class Lan:
         for key in ("all", "default"):
             _run(["ip", "netns", "exec", name, "sysctl", "-qw",
                   f"net.ipv6.conf.{key}.disable_ipv6=1"], check=False)
+        if self.tcp_congestion:
+            _run(["ip", "netns", "exec", name, "sysctl", "-qw",
+                  f"net.ipv4.tcp_congestion_control={self.tcp_congestion}"])
 
     def up(self):
         br = self.bridge_ns
@@ -186,3 +191,24 @@ def down_stale():
         _run(["ip", "netns", "del", name], check=False)
         removed.append(name)
     return removed
+
+
+def default_tcp_congestion():
+    """The TCP congestion control a new namespace starts with: the root
+    namespace's (Linux copies it since 4.15). Not every machine's is
+    cubic; this one's may be bbr. Every TCP system in a run uses it."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_congestion_control") as f:
+            return f.read().strip() or "?"
+    except OSError:
+        return "?"
+
+
+def allowed_tcp_congestion():
+    """What a namespace other than the root one may choose
+    (net.ipv4.tcp_allowed_congestion_control, set in the root namespace)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_allowed_congestion_control") as f:
+            return f.read().split()
+    except OSError:
+        return []
