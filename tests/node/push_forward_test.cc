@@ -89,6 +89,7 @@ TEST_F(PushForwardTest, AForwarderKilledMidwayLeavesEveryOtherCopyIntact) {
   // to one core, get 0 once finished without a piece from the seed.
   auto address = [](int i) { return "127.0.0." + std::to_string(3 + i) + ":"; };
   int victim = -1;
+  int subscriber = -1;  // a get that took pieces from the victim
   ASSERT_TRUE(WaitUntil(60s,
                         [&] {
                           for (int i = 0; i < 3 && victim < 0; ++i) {
@@ -97,6 +98,7 @@ TEST_F(PushForwardTest, AForwarderKilledMidwayLeavesEveryOtherCopyIntact) {
                                   gets[j]->Stderr().find("subscribed to forwarder " + address(i)) !=
                                       std::string::npos) {
                                 victim = i;
+                                subscriber = j;
                               }
                             }
                           }
@@ -110,7 +112,12 @@ TEST_F(PushForwardTest, AForwarderKilledMidwayLeavesEveryOtherCopyIntact) {
     ASSERT_EQ(gets[i]->Wait(120s), 0) << gets[i]->Stderr();
     const Json j = gets[i]->JsonOut();
     EXPECT_EQ(j["complete"], true) << j.dump();
-    EXPECT_GE(j["push"]["forwarding"]["peer_channels"].get<std::int64_t>(), 1) << j.dump();
+    // The victim's subscriber had a forwarder; the third get may have
+    // finished from the seed and the wire before it learnt of any (once,
+    // on a busy CI machine: peer_channels 0, every copy intact).
+    if (i == subscriber) {
+      EXPECT_GE(j["push"]["forwarding"]["peer_channels"].get<std::int64_t>(), 1) << j.dump();
+    }
     EXPECT_TRUE(SameContent(payload_, Dir("peer" + std::to_string(i)) / "payload.bin"));
   }
   seed->Signal(SIGTERM);
