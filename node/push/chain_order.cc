@@ -53,8 +53,9 @@ void ChainOrder::SetLinked(SubscriberId id, bool linked, Clock::time_point now) 
 }
 
 SubscriberId ChainOrder::previous_head() const {
-  const bool live = previous_head_ != 0 && Contains(previous_head_) &&
-                    (links_.empty() || links_[0].id != previous_head_);
+  // Contains() implies a line, so links_[0] exists.
+  const bool live =
+      previous_head_ != 0 && Contains(previous_head_) && links_[0].id != previous_head_;
   return live ? previous_head_ : 0;
 }
 
