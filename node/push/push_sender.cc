@@ -226,6 +226,7 @@ class PushSender::Loop {
   ChainOrder chain_;
   SubscriberId next_id_ = 1;
   bool stopping_ = false;
+  bool congestion_refused_ = false;  // said once: the host's default stays
   // Out of descriptors: accepting waits until then (level-triggered epoll
   // would otherwise report the listener again at once, for ever).
   std::optional<Clock::time_point> accept_paused_until_;
@@ -464,6 +465,15 @@ void PushSender::Loop::Accept() {
     if (options_.max_unsent_bytes > 0 && !LimitUnsentBytes(fd.get(), options_.max_unsent_bytes)) {
       log_.Warning(std::string("push: cannot cap a socket's unsent bytes: ") +
                    std::strerror(errno));
+    }
+    if (!options_.congestion_control.empty() &&
+        !SetCongestionControl(fd.get(), options_.congestion_control) && !congestion_refused_) {
+      congestion_refused_ = true;
+      log_.Warning(
+          "push: the push sockets keep this host's TCP congestion control: the kernel "
+          "refused " +
+          options_.congestion_control + " (" + std::strerror(errno) +
+          (errno == EPERM ? "; not in net.ipv4.tcp_allowed_congestion_control" : "") + ")");
     }
     const SubscriberId id = next_id_++;
     Subscriber& s = subscribers_[id];

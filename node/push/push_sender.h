@@ -117,6 +117,21 @@ struct PushSenderOptions {
   // 1.59x -> 1.49x of the limit over 5 pairs, N = 2-32 unchanged
   // (docs/benchmarks.md, session 12).
   int max_unsent_bytes = 256 << 10;
+  // TCP congestion control of the sockets pieces are pushed on (empty: the
+  // host's default). A chain link's ACKs for what it forwards come back
+  // down its own download link, behind the pieces it receives at line
+  // rate, so that hop's RTT is the queue at the link's switch port (about
+  // 10 ms at 100 Mbit/s) while its minimum RTT is the LAN's (tens of us).
+  // BBR (v1, Linux's) sizes its window from bandwidth x minimum RTT plus
+  // what it saw ACKs bunch up, and at times settles on a window a quarter
+  // of what that RTT needs: every link behind the hop then runs at that
+  // rate until the hop's own download ends (docs/benchmarks.md, session
+  // 20: with BBR 3 of 20 runs at N = 4 and 8 took 1.44-1.88x the limit,
+  // with Cubic none of 20; side by side, no collapse in 32 runs with
+  // Cubic push sockets, 3 in 32 without). Cubic grows its window until a
+  // loss, whatever the RTT. If the kernel refuses it, the host's default
+  // stays and the sender says so once.
+  std::string congestion_control = "cubic";
   // Forwarder: the content file to keep open for control frames (one that
   // exists: the file of a piece already written). Seed: the first file
   // that holds data.

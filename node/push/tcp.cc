@@ -149,6 +149,11 @@ bool LimitUnsentBytes(int fd, int bytes) {
   return ::setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &bytes, sizeof bytes) == 0;
 }
 
+bool SetCongestionControl(int fd, const std::string& name) {
+  return ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(),
+                      static_cast<socklen_t>(name.size())) == 0;
+}
+
 std::string NumericAddress(const sockaddr_storage& address) {
   char text[INET6_ADDRSTRLEN] = {};
   const void* raw = nullptr;

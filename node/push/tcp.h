@@ -64,6 +64,12 @@ std::size_t UnackedBytes(int fd);
 // still the congestion window's. False if the kernel refused.
 bool LimitUnsentBytes(int fd, int bytes);
 
+// Sets a TCP socket's congestion control (TCP_CONGESTION), e.g. "cubic".
+// False if the kernel refused: the algorithm is not built, or this process
+// may not pick it (net.ipv4.tcp_allowed_congestion_control, unless it has
+// CAP_NET_ADMIN); errno says which.
+bool SetCongestionControl(int fd, const std::string& name);
+
 // The numeric IP of a socket address ("10.0.0.2", "fe80::1"); empty for
 // other families.
 std::string NumericAddress(const sockaddr_storage& address);
