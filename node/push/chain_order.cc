@@ -161,6 +161,11 @@ std::optional<ChainOrder::Move> ChainOrder::ReviewHead(std::uint32_t gain, bool 
   if (options_.probe_head && !probed_ && running && head_gain_ > 0 &&
       head_windows_ >= options_.probe_windows) {
     probed_ = true;
+    // The probe ends the first head's tenure before `head_windows`: its
+    // rate is a reference all the same. Without one, a slow second
+    // subscriber, head after the probe, was never judged, and held the
+    // whole line to its rate to the end (13x of the limit, session 20).
+    if (head_gain_ >= options_.min_sample) reference_rate_ = std::max(reference_rate_, rate);
     const Move move{head.id, Reason::kHeadProbe};
     // To the end of the line, not a leaf: a leaf ahead of the whole line
     // would get nothing for seconds and go to the BitTorrent wire, whose

@@ -255,6 +255,56 @@ TEST_F(ChainOrderTest, AHeadGainingUnderAShareOfTheReferenceBecomesALeaf) {
   EXPECT_EQ(chain_.previous_head(), 2u);
 }
 
+// With the seed's own options (100 ms windows; the probe after 2 windows
+// as head, other heads judged after 4), the first head's tenure, cut short
+// by the probe, is the reference that a slow second subscriber, head after
+// the probe, is judged against. The fixture's options judge heads after 2
+// windows, as early as the probe, and could not tell (session 20: the
+// bench's slow receiver second to subscribe held the other seven to
+// 10 Mbit/s for 70 s).
+TEST(ChainOrderDefaultsTest, ASlowSecondSubscriberIsJudgedAgainstTheProbedFirstHead) {
+  ChainOrder chain;
+  const ChainOrderOptions o;
+  ASSERT_LT(o.probe_windows, o.head_windows) << "the case this test is for";
+  constexpr PieceIndex kPieces = 1024;
+  for (SubscriberId id = 1; id <= 4; ++id) {
+    chain.Join(id, std::vector<bool>(kPieces));
+    chain.SetLinked(id, id != 1, Clock::now());
+  }
+  Clock::time_point now = Clock::now();
+  ASSERT_FALSE(chain.Review(now));
+  std::map<SubscriberId, PieceIndex> next;
+  // One window: link id gains gains[id - 1] pieces.
+  auto window = [&](const std::vector<int>& gains) {
+    for (std::size_t i = 0; i < gains.size(); ++i) {
+      const auto id = static_cast<SubscriberId>(i + 1);
+      for (int k = 0; k < gains[i]; ++k) chain.OnHave(id, next[id]++);
+    }
+    now += o.window;
+    return chain.Review(now);
+  };
+  // Head 1 at 100 Mbit/s in 64 KiB pieces (19 a window), the line with it.
+  std::optional<ChainOrder::Move> move;
+  for (int w = 0; w < o.probe_windows && !move; ++w) move = window({19, 19, 19, 19});
+  ASSERT_TRUE(move);
+  ASSERT_EQ(move->reason, ChainOrder::Reason::kHeadProbe);
+  ASSERT_EQ(chain.order(), (Ids{2, 3, 4, 1}));
+  chain.SetLinked(2, false, now);
+  chain.SetLinked(1, true, now);
+  // Head 2 is on 10 Mbit/s: 2 pieces a window, everyone behind it too.
+  move.reset();
+  int windows = 0;
+  while (!move && windows < 20) {
+    move = window({2, 2, 2, 2});
+    ++windows;
+  }
+  ASSERT_TRUE(move) << "the slow head was never judged";
+  EXPECT_EQ(move->moved, 2u);
+  EXPECT_EQ(move->reason, ChainOrder::Reason::kSlowHead);
+  EXPECT_EQ(windows, o.head_windows);
+  EXPECT_EQ(chain.order(), (Ids{3, 4, 1, 2}));
+}
+
 TEST_F(ChainOrderTest, AHeadIsJudgedOnItsWholeTenureNotOneWindow) {
   Start(3, 0, /*probe_head=*/true);
   // The first head: a burst of 120 HAVEs (a disk stall's backlog), then a
