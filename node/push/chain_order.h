@@ -35,11 +35,12 @@
 //   nothing: the old head, ahead of the line, waits for the line's last
 //   link to catch up with it and is then as deep as that one was.
 //   A head's rate is its pieces over its windows as head; the
-//   best rate of a head that gained at least `min_sample` pieces, over
-//   `head_windows` windows or until the probe, is the reference, and a
-//   later head that gains under a `slow_share`th of the reference's worth
-//   over `head_windows` windows becomes a leaf: a slow second subscriber,
-//   head after the probe, becomes a leaf that way. Rates
+//   best rate of a head that gained at least `min_sample` pieces over
+//   `head_windows` windows, or of the first head until the probe, is the
+//   reference, and a later head that gains under a `slow_share`th of the
+//   reference's worth over its windows as head (at least `head_windows`,
+//   and enough that the worth is `min_sample`) becomes a leaf: a slow
+//   second subscriber, head after the probe, becomes a leaf that way. Rates
 //   over whole tenures, not single windows, so that one burst of HAVEs (a
 //   disk stall, then its backlog) does not make every head slow.
 // - At most `max_leaves` leaves (one by default: the case this is for,

@@ -261,8 +261,14 @@ TEST_F(ChainOrderTest, AHeadGainingUnderAShareOfTheReferenceBecomesALeaf) {
 // the probe, is judged against. The fixture's options judge heads after 2
 // windows, as early as the probe, and could not tell (session 20: the
 // bench's slow receiver second to subscribe held the other seven to
-// 10 Mbit/s for 70 s).
-TEST(ChainOrderDefaultsTest, ASlowSecondSubscriberIsJudgedAgainstTheProbedFirstHead) {
+// 10 Mbit/s for 70 s). The parameter is what a 100 Mbit/s head gains a
+// window: 19 pieces of 64 KiB (a 64 MiB file), or 5 of 256 KiB (256 MiB),
+// too few in 2 windows to be `min_sample` pieces; the slow head gains a
+// tenth of it.
+class ChainOrderDefaultsTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ChainOrderDefaultsTest, ASlowSecondSubscriberIsJudgedAgainstTheProbedFirstHead) {
+  const int fast = GetParam();
   ChainOrder chain;
   const ChainOrderOptions o;
   ASSERT_LT(o.probe_windows, o.head_windows) << "the case this test is for";
@@ -274,36 +280,40 @@ TEST(ChainOrderDefaultsTest, ASlowSecondSubscriberIsJudgedAgainstTheProbedFirstH
   Clock::time_point now = Clock::now();
   ASSERT_FALSE(chain.Review(now));
   std::map<SubscriberId, PieceIndex> next;
-  // One window: link id gains gains[id - 1] pieces.
-  auto window = [&](const std::vector<int>& gains) {
-    for (std::size_t i = 0; i < gains.size(); ++i) {
-      const auto id = static_cast<SubscriberId>(i + 1);
-      for (int k = 0; k < gains[i]; ++k) chain.OnHave(id, next[id]++);
+  // One window: every link gains `gain` pieces.
+  auto window = [&](int gain) {
+    for (SubscriberId id = 1; id <= 4; ++id) {
+      for (int k = 0; k < gain; ++k) chain.OnHave(id, next[id]++);
     }
     now += o.window;
     return chain.Review(now);
   };
-  // Head 1 at 100 Mbit/s in 64 KiB pieces (19 a window), the line with it.
   std::optional<ChainOrder::Move> move;
-  for (int w = 0; w < o.probe_windows && !move; ++w) move = window({19, 19, 19, 19});
+  for (int w = 0; w < o.probe_windows && !move; ++w) move = window(fast);
   ASSERT_TRUE(move);
   ASSERT_EQ(move->reason, ChainOrder::Reason::kHeadProbe);
   ASSERT_EQ(chain.order(), (Ids{2, 3, 4, 1}));
   chain.SetLinked(2, false, now);
   chain.SetLinked(1, true, now);
-  // Head 2 is on 10 Mbit/s: 2 pieces a window, everyone behind it too.
+  // Head 2 is on 10 Mbit/s, and everyone behind it gains what it gains:
+  // a tenth of `fast` a window, in whole pieces.
   move.reset();
-  int windows = 0;
-  while (!move && windows < 20) {
-    move = window({2, 2, 2, 2});
+  int windows = 0, owed = 0;
+  while (!move && windows < 40) {
+    owed += fast;
+    move = window(owed / 10);
+    owed %= 10;
     ++windows;
   }
   ASSERT_TRUE(move) << "the slow head was never judged";
   EXPECT_EQ(move->moved, 2u);
   EXPECT_EQ(move->reason, ChainOrder::Reason::kSlowHead);
-  EXPECT_EQ(windows, o.head_windows);
+  // As soon as the reference's worth over its windows is a sample.
+  EXPECT_EQ(windows, std::max<int>(o.head_windows, (o.min_sample + fast - 1) / fast));
   EXPECT_EQ(chain.order(), (Ids{3, 4, 1, 2}));
 }
+
+INSTANTIATE_TEST_SUITE_P(PiecesAWindow, ChainOrderDefaultsTest, ::testing::Values(19, 5));
 
 TEST_F(ChainOrderTest, AHeadIsJudgedOnItsWholeTenureNotOneWindow) {
   Start(3, 0, /*probe_head=*/true);
