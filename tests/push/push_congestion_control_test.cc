@@ -62,44 +62,43 @@ std::string HostDefault() {
   return name;
 }
 
-TEST_F(PushChannelTest, ThePushSocketsUseCubic) {
-  auto sender = StartSender(FanoutKind::kSplice);
-  ASSERT_TRUE(sender);
-  Sink sink;
-  auto receiver = Receive(sender->port(), sink);
-  ASSERT_TRUE(receiver);
-  ASSERT_TRUE(sink.WaitFor([&] { return !sink.pieces.empty(); }, 20s));
-  EXPECT_EQ(CongestionControlOfSocketsOn(sender->port()), std::vector<std::string>{"cubic"})
+class PushCongestionControlTest : public PushChannelTest {
+ protected:
+  // Pushes the whole file to one receiver, from a sender with `name` as
+  // its congestion control (none: the default option), checks the copy,
+  // and says what the sender's socket used while it was still open.
+  std::vector<std::string> CongestionControlWhilePushing(std::optional<std::string> name) {
+    PushSenderOptions o;
+    if (name) o.congestion_control = *name;
+    auto sender = StartSender(FanoutKind::kSplice, 10s, o);
+    if (!sender) return {};
+    Sink sink;
+    auto receiver = Receive(sender->port(), sink);
+    if (!receiver) return {};
+    EXPECT_TRUE(sink.WaitFor([&] { return sink.pieces.size() >= geometry().piece_count; }, 20s))
+        << sink.pieces.size() << " pieces";
+    {
+      std::lock_guard lock(sink.mu);
+      EXPECT_FALSE(sink.corrupt);
+    }
+    return CongestionControlOfSocketsOn(sender->port());
+  }
+};
+
+TEST_F(PushCongestionControlTest, ThePushSocketsUseCubic) {
+  EXPECT_EQ(CongestionControlWhilePushing(std::nullopt), std::vector<std::string>{"cubic"})
       << "the host's default is " << HostDefault();
 }
 
 // Reno is always built and always allowed: this holds whatever the host's
 // default is (on a host whose default is cubic the test above cannot tell).
-TEST_F(PushChannelTest, ThePushSocketsUseTheCongestionControlTheSenderIsGiven) {
-  PushSenderOptions o;
-  o.congestion_control = "reno";
-  auto sender = StartSender(FanoutKind::kSplice, 10s, o);
-  ASSERT_TRUE(sender);
-  Sink sink;
-  auto receiver = Receive(sender->port(), sink);
-  ASSERT_TRUE(receiver);
-  ASSERT_TRUE(sink.WaitFor([&] { return !sink.pieces.empty(); }, 20s));
-  EXPECT_EQ(CongestionControlOfSocketsOn(sender->port()), std::vector<std::string>{"reno"});
+TEST_F(PushCongestionControlTest, ThePushSocketsUseTheCongestionControlTheSenderIsGiven) {
+  EXPECT_EQ(CongestionControlWhilePushing("reno"), std::vector<std::string>{"reno"});
 }
 
-TEST_F(PushChannelTest, ACongestionControlTheKernelRefusesLeavesTheHostsDefault) {
-  PushSenderOptions o;
-  o.congestion_control = "no-such-algorithm";
-  auto sender = StartSender(FanoutKind::kSplice, 10s, o);
-  ASSERT_TRUE(sender);
-  Sink sink;
-  auto receiver = Receive(sender->port(), sink);
-  ASSERT_TRUE(receiver);
-  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.size() >= geometry().piece_count; }, 20s))
-      << sink.pieces.size() << " pieces";
-  EXPECT_EQ(CongestionControlOfSocketsOn(sender->port()), std::vector<std::string>{HostDefault()});
-  std::lock_guard lock(sink.mu);
-  EXPECT_FALSE(sink.corrupt);
+TEST_F(PushCongestionControlTest, ACongestionControlTheKernelRefusesLeavesTheHostsDefault) {
+  EXPECT_EQ(CongestionControlWhilePushing("no-such-algorithm"),
+            std::vector<std::string>{HostDefault()});
 }
 
 }  // namespace
