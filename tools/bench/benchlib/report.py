@@ -11,7 +11,7 @@ from .cells import GiB, Cell
 RUN_FIELDS = ["run_id", "size_bytes", "rate", "n", "variant", "system", "rep", "status",
               "seconds", "limit_seconds", "ratio", "first_receiver_s", "median_receiver_s",
               "others_s", "slow_s", "seed_upload_bytes", "seed_cpu_s", "receivers_cpu_s",
-              "cpu_s_per_gib", "copies", "copies_ok", "fault_s", "receivers_s", "note"]
+              "cpu_s_per_gib", "machine_cpu_s", "machine_cpu_s_per_gib", "copies", "copies_ok", "fault_s", "receivers_s", "note"]
 PROGRESS_FIELDS = ["run_id", "size_bytes", "rate", "n", "variant", "system", "rep", "receiver",
                    "t", "fraction"]
 
@@ -32,6 +32,16 @@ def cpu_per_gib(cell, res):
     return (res["seed_cpu_s"] + res["receivers_cpu_s"]) / (copies * cell.size / GiB)
 
 
+def machine_cpu_per_gib(cell, res):
+    """The whole machine's busy CPU seconds, from launch until the last
+    receiver was done, per GiB delivered (the kernel's packet work included,
+    and anything else that ran on the machine then)."""
+    if res.get("machine_cpu_s") is None or res["status"] != "ok":
+        return None
+    copies = res["copies"] if res.get("copies") is not None else cell.n
+    return res["machine_cpu_s"] / (copies * cell.size / GiB)
+
+
 class Results:
     def __init__(self, out_dir, run_id):
         self.out_dir = out_dir
@@ -49,6 +59,7 @@ class Results:
         done = sorted(t for t in res["receivers"] if t is not None)
         split = slow_split(cell, res) if cell.slow_receiver and res["seconds"] else None
         cpu = cpu_per_gib(cell, res)
+        machine = machine_cpu_per_gib(cell, res)
         row = {
             "run_id": self.run_id, "size_bytes": size, "rate": rate, "n": res["n"],
             "variant": cell.variant, "system": res["system"], "rep": rep,
@@ -65,6 +76,9 @@ class Results:
             "receivers_cpu_s": (f"{res['receivers_cpu_s']:.2f}"
                                 if res["receivers_cpu_s"] is not None else ""),
             "cpu_s_per_gib": f"{cpu:.2f}" if cpu is not None else "",
+            "machine_cpu_s": (f"{res['machine_cpu_s']:.2f}"
+                              if res.get("machine_cpu_s") is not None else ""),
+            "machine_cpu_s_per_gib": f"{machine:.2f}" if machine is not None else "",
             "copies": res["copies"] if res.get("copies") is not None else "",
             "copies_ok": res["copies_ok"] if res.get("copies_ok") is not None else "",
             "fault_s": f"{res['fault_s']:.3f}" if res.get("fault_s") is not None else "",
@@ -146,23 +160,27 @@ class Results:
         return f"; {good}/{total} copies correct" + (" (all)" if good == total else "")
 
     def table(self):
-        """The time table, then CPU seconds per GiB delivered."""
+        """The time table, then CPU seconds per GiB delivered: the system's
+        processes', and the whole machine's."""
         systems = self.systems()
         head = "| cell | N | limit | " + " | ".join(systems) + " |"
         rule = "|---|---|---|" + "---|" * len(systems)
-        times, cpus = [head, rule], [head.replace("| limit |", "| |", 1), rule]
+        times = [head, rule]
+        cpus = [head.replace("| limit |", "| |", 1), rule]
+        machine = list(cpus)
         for cell in self.cells():
             lim = f"{cell.limit:.2f}" if cell.limit else "-"
             times.append(f"| {cell.label()} | {cell.n} | {lim} | " +
                          " | ".join(self._time_text(cell, s) for s in systems) + " |")
-            cols = []
-            for s in systems:
-                med, _, _ = self.median(cell, s, "cpu_s_per_gib")
-                cols.append(f"{med:.2f}" if med is not None else "")
-            cpus.append(f"| {cell.label()} | {cell.n} | | " + " | ".join(cols) + " |")
+            for lines, field in ((cpus, "cpu_s_per_gib"), (machine, "machine_cpu_s_per_gib")):
+                meds = [self.median(cell, s, field)[0] for s in systems]
+                lines.append(f"| {cell.label()} | {cell.n} | | " +
+                             " | ".join("" if m is None else f"{m:.2f}" for m in meds) + " |")
         return ("\n".join(times) + "\n\nCPU seconds (user + system of the seed and every "
                 "receiver process, from wait4) per GiB delivered, median:\n\n" +
-                "\n".join(cpus) + "\n")
+                "\n".join(cpus) + "\n\nThe whole machine's busy CPU seconds (/proc/stat, "
+                "from launch until the last receiver was done: the kernel's packet work in "
+                "softirq included) per GiB delivered, median:\n\n" + "\n".join(machine) + "\n")
 
     def failures(self):
         return [r for r in self.rows if r["status"] != "ok"]

@@ -23,6 +23,17 @@ def sha256_file(path):
             h.update(b)
 
 
+def machine_busy_seconds():
+    """CPU seconds every core of the machine has spent busy since boot
+    (/proc/stat: user, nice, system, irq, softirq, steal). A process's own
+    CPU time misses the packet work the kernel does for it in ksoftirqd or
+    in another process's context; this counts everything."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build_old=None,
             fault=None):
     """`system_name` ending in "@old" runs that system from `build_old`.
@@ -39,10 +50,11 @@ def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build
     res = {"system": system_name, "n": n, "status": "ok", "seconds": None, "receivers": [],
            "progress": {}, "seed_upload_bytes": None, "seed_cpu_s": None,
            "receivers_cpu_s": None, "note": "", "copies_ok": None, "copies": None,
-           "fault_s": None}
+           "fault_s": None, "machine_cpu_s": None}
     done = {}
     try:
         system.prepare(ctx)
+        busy0 = machine_busy_seconds()
         t0 = time.monotonic()
         system.launch(ctx)
         deadline = t0 + timeout
@@ -67,6 +79,9 @@ def run_one(lan, system_name, src, src_sha, n, build, work, logs, timeout, build
                 res["note"] = f"{len(done)} of {n} receivers done after {timeout:.0f}s"
                 break
             time.sleep(0.02)
+        # From launch until the last receiver is done (or the run failed):
+        # the whole machine, whatever else ran on it.
+        res["machine_cpu_s"] = machine_busy_seconds() - busy0
         out = fault.excluded() if fault else set()
         res["receivers"] = [done[i] - t0 if i in done and i not in out else None
                             for i in range(1, n + 1)]
