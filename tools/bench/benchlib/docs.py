@@ -23,13 +23,14 @@ def _git_rev(repo):
         return "?"
 
 
-def generated(doc_path, out_dir, repo, results, table, plots, argv, load, minutes, tcp_cc):
+def generated(doc_path, out_dir, repo, results, table, plots, argv, load, minutes, tcp_cc,
+              tbf_burst):
     rel = os.path.relpath(out_dir, os.path.dirname(doc_path))
     lines = [BEGIN, "",
              f"Run `{results.run_id}` (commit {_git_rev(repo)}, working tree as it was), "
              f"command `tools/bench/run-bench {argv}`, {minutes:.0f} min, load average "
              f"{load[0]:.2f} at the start, TCP congestion control {tcp_cc} in every "
-             "namespace. Median seconds until every receiver held the "
+             f"namespace, tbf burst {tbf_burst >> 10} KiB. Median seconds until every receiver held the "
              "file (sha256 checked), and the ratio to the limit; `[k runs]` marks cells with "
              "fewer than 3 runs, `[ok/all]` cells where some runs failed.", "", table.rstrip(), ""]
     failures = results.failures()
@@ -50,9 +51,11 @@ def generated(doc_path, out_dir, repo, results, table, plots, argv, load, minute
     return "\n".join(lines)
 
 
-def publish(doc_path, out_dir, repo, results, table, plots, argv, load, minutes, tcp_cc):
+def publish(doc_path, out_dir, repo, results, table, plots, argv, load, minutes, tcp_cc,
+            tbf_burst):
     text = open(doc_path).read() if os.path.exists(doc_path) else "# Benchmarks\n"
-    block = generated(doc_path, out_dir, repo, results, table, plots, argv, load, minutes, tcp_cc)
+    block = generated(doc_path, out_dir, repo, results, table, plots, argv, load, minutes, tcp_cc,
+                      tbf_burst)
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
         _, tail = rest.split(END, 1)

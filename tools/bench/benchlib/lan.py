@@ -23,6 +23,20 @@ import time
 NAME_PREFIX = "swb-"
 SUBNET = "10.77.0"
 
+# tbf's bucket, in bytes, at the least. tbf splits every packet longer than
+# its bucket into single segments (tbf_segment), and a qdisc counts a GSO
+# packet as its payload plus the headers of every segment: a full 64 KiB GSO
+# packet is about 68 KB there. With a 64 KiB bucket, every full-sized packet
+# of a fast TCP sender became 45 one-segment packets, each of which crossed
+# veth, the bridge and the receiver's stack alone (no GRO on veth), where a
+# real NIC segments in hardware and a real receiver coalesces again; that
+# alone doubled swarmcast's CPU per byte at N = 8-16 (docs/benchmarks.md,
+# "tbf split every full GSO packet"). 128 KiB holds any GSO packet of a
+# 64 KiB gso_max_size, and adds at most 128 KiB of burst after an idle link.
+DEFAULT_TBF_BURST = 128 * 1024
+MIN_TBF_BURST = 4 * 1024
+MAX_TBF_BURST = 16 * 1024 * 1024
+
 
 def _run(args, check=True):
     r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
@@ -42,7 +56,8 @@ def parse_rate(rate):
 
 
 class Lan:
-    def __init__(self, hosts, rate_bps, prefix=None, host_rates=None, tcp_congestion=None):
+    def __init__(self, hosts, rate_bps, prefix=None, host_rates=None, tcp_congestion=None,
+                 tbf_burst=DEFAULT_TBF_BURST):
         if not 2 <= hosts <= 200:
             raise ValueError("hosts must be 2..200")
         self.hosts = hosts
@@ -50,6 +65,7 @@ class Lan:
         self.host_rates = dict(host_rates or {})
         # None: what a new namespace gets (the machine's default).
         self.tcp_congestion = tcp_congestion
+        self.tbf_burst = tbf_burst
         self.prefix = prefix or f"{NAME_PREFIX}{os.getpid()}-"
         self.bridge_ns = self.prefix + "br"
         self.created = []
@@ -70,9 +86,10 @@ class Lan:
     def _shape(self, ns, dev, rate_bps, host_queue):
         """Limit dev's egress to rate_bps.
 
-        burst: at least 64 KiB (a GSO packet) and ~2 ms of traffic.
+        burst: at least tbf_burst (DEFAULT_TBF_BURST: a whole GSO packet) and
+        ~2 ms of traffic.
         host_queue=False is a switch port toward a host: a tail-drop buffer
-        of ~20 ms (plus the burst). host_queue=True is the host's own
+        of ~20 ms (plus 64 KiB). host_queue=True is the host's own
         uplink: a real host queues in its qdisc (pfifo_fast's 1000 packets
         here; this kernel has no fq_codel) in front of the NIC, and TCP's
         small-queue limit keeps its sockets from filling it, so it delays a
@@ -82,9 +99,13 @@ class Lan:
         and udpcast lost multicast packets a host would only have delayed."""
         if not rate_bps:
             return
-        burst = max(64 * 1024, rate_bps // 8 // 500)
+        burst = max(self.tbf_burst, rate_bps // 8 // 500)
+        # The switch port's buffer stays what `latency 20ms` made of the old
+        # 64 KiB bucket (20 ms of traffic plus the bucket): a larger bucket
+        # changes which packets tbf splits, not how much a port holds.
+        limit = rate_bps // 8 * 20 // 1000 + max(64 * 1024, rate_bps // 8 // 500)
         _run(["tc", "-n", ns, "qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf",
-              "rate", str(rate_bps), "burst", str(burst), "latency", "20ms"])
+              "rate", str(rate_bps), "burst", str(burst), "limit", str(limit)])
         if host_queue:
             _run(["tc", "-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", "pfifo_fast"])
 
