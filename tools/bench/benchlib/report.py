@@ -11,7 +11,8 @@ from .cells import GiB, Cell
 RUN_FIELDS = ["run_id", "size_bytes", "rate", "n", "variant", "system", "rep", "status",
               "seconds", "limit_seconds", "ratio", "first_receiver_s", "median_receiver_s",
               "others_s", "slow_s", "seed_upload_bytes", "seed_cpu_s", "receivers_cpu_s",
-              "cpu_s_per_gib", "machine_cpu_s", "machine_cpu_s_per_gib", "copies", "copies_ok", "fault_s", "receivers_s", "note"]
+              "cpu_s_per_gib", "machine_cpu_s", "machine_cpu_s_per_gib", "copies", "copies_ok",
+              "fault_s", "receivers_s", "note"]
 PROGRESS_FIELDS = ["run_id", "size_bytes", "rate", "n", "variant", "system", "rep", "receiver",
                    "t", "fraction"]
 
@@ -27,9 +28,13 @@ def cpu_per_gib(cell, res):
     """CPU seconds (user + system, seed and receivers) per GiB delivered."""
     if res["seed_cpu_s"] is None or res["receivers_cpu_s"] is None or res["status"] != "ok":
         return None
+    return (res["seed_cpu_s"] + res["receivers_cpu_s"]) / gib_delivered(cell, res)
+
+
+def gib_delivered(cell, res):
     # A fault cell's killed receiver is no copy delivered (its CPU counts).
     copies = res["copies"] if res.get("copies") is not None else cell.n
-    return (res["seed_cpu_s"] + res["receivers_cpu_s"]) / (copies * cell.size / GiB)
+    return copies * cell.size / GiB
 
 
 def machine_cpu_per_gib(cell, res):
@@ -38,8 +43,7 @@ def machine_cpu_per_gib(cell, res):
     and anything else that ran on the machine then)."""
     if res.get("machine_cpu_s") is None or res["status"] != "ok":
         return None
-    copies = res["copies"] if res.get("copies") is not None else cell.n
-    return res["machine_cpu_s"] / (copies * cell.size / GiB)
+    return res["machine_cpu_s"] / gib_delivered(cell, res)
 
 
 class Results:
