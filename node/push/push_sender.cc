@@ -475,12 +475,6 @@ void PushSender::Loop::Accept() {
           options_.congestion_control + " (" + std::strerror(errno) +
           (errno == EPERM ? "; not in net.ipv4.tcp_allowed_congestion_control" : "") + ")");
     }
-    // The host's other traffic goes first in its own queue: its tracker's
-    // answers and the SYN-ACKs of new subscribers waited 86-236 ms behind
-    // the push in a seed's pfifo_fast (N = 64 at 10 Mbit/s), and a get
-    // needs five such round trips to join (docs/benchmarks.md, session 22).
-    // Accepted sockets only: the listener's SYN-ACKs keep the default.
-    SetBulkPriority(fd.get());
     const SubscriberId id = next_id_++;
     Subscriber& s = subscribers_[id];
     s.fd = std::move(fd);
