@@ -118,9 +118,11 @@ void SeedPushTick(SeedPush& p, std::uint64_t wire_sent_bytes) {
   if (!p.sender || !p.uplink || !p.chain_ended.empty() || !p.chain_share.Due(now)) return;
   const auto sent = p.uplink->SentBytes();  // reads /proc: once a window, not every tick
   if (!sent) return;
-  const push::UplinkSample sample{.chain_bytes = p.sender->stats().payload_bytes,
+  const auto stats = p.sender->stats();
+  const push::UplinkSample sample{.chain_bytes = stats.payload_bytes,
                                   .sent_bytes = *sent,
-                                  .wire_bytes = wire_sent_bytes};
+                                  .wire_bytes = wire_sent_bytes,
+                                  .head_lacks = stats.chain_head_lacks};
   const auto share = p.chain_share.Observe(now, sample);
   if (!share) return;
   char percent[16];

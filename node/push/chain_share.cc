@@ -19,14 +19,16 @@ std::optional<double> ChainShare::Observe(Clock::time_point now, const UplinkSam
   const std::uint64_t chain = sample.chain_bytes - base_.chain_bytes;
   const std::uint64_t sent = sample.sent_bytes - base_.sent_bytes;
   const std::uint64_t wire = sample.wire_bytes - base_.wire_bytes;
+  const bool wanted_throughout = base_.head_lacks && sample.head_lacks;
   window_start_ = now;
   base_ = sample;
-  if (chain == 0 || sent < options_.min_window_bytes) {
+  // What the chain competed with: all that left, less the seed's own wire.
+  const std::uint64_t others_and_chain = std::max(sent - std::min(sent, wire), chain);
+  const bool starved = chain == 0 && wanted_throughout && others_and_chain >= options_.min_window_bytes;
+  if ((chain == 0 && !starved) || sent < options_.min_window_bytes) {
     EndStreak();
     return std::nullopt;
   }
-  // What the chain competed with: all that left, less the seed's own wire.
-  const std::uint64_t others_and_chain = std::max(sent - std::min(sent, wire), chain);
   const double share = static_cast<double>(chain) / static_cast<double>(others_and_chain);
   if (share >= options_.min_share) {
     EndStreak();

@@ -12,9 +12,15 @@
 // under `min_share` for `windows` windows in a row.
 //
 // A healthy chain has about 0.95 (the rest is TCP/IP headers and control
-// traffic). A window in which the seed pushed nothing (the head has all,
-// or the chain has not started) or sent under `min_window_bytes` is not
-// judged and ends a streak.
+// traffic). A window in which the seed sent under `min_window_bytes` is
+// not judged and ends a streak, and so is one in which it pushed nothing
+// because the chain wanted nothing (the head has all, or there is none).
+// One in which it pushed nothing while its head lacked pieces, from the
+// window's start to its end, and other traffic left the interface, has a
+// share of 0: a qdisc with strict bands (pfifo_fast, where the push
+// sockets are in the bulk band) gives the chain nothing at all while the
+// host's other traffic fills the uplink (session 22: 32 gets waited 8 s
+// for a chain that was never judged).
 //
 // Pure: the caller reads the counters (node/push/uplink_meter.h) and the
 // clock; the simulator or a test can drive it alone.
@@ -38,6 +44,7 @@ struct UplinkSample {
   std::uint64_t chain_bytes = 0;  // pushed to the chain's head (payload)
   std::uint64_t sent_bytes = 0;   // left the seed's interface (all traffic)
   std::uint64_t wire_bytes = 0;   // the seed's own BitTorrent uploads (payload)
+  bool head_lacks = false;        // the chain's head lacks pieces (not a counter)
 };
 
 class ChainShare {

@@ -232,6 +232,7 @@ class PushSender::Loop {
   std::optional<Clock::time_point> accept_paused_until_;
   TokenBucket bucket_;  // --max-upload-rate
   int wait_ms_ = 500;   // the next epoll_wait timeout
+  bool chain_head_lacks_ = false;  // as last put in stats_
   // FETCHING marks in the order they expire (one per subscriber and piece
   // at a time: PushScheduler::OnFetching refuses a repeat).
   struct FetchingMark {
@@ -697,6 +698,11 @@ void PushSender::Loop::ScheduleRound() {
   std::vector<SubscriberId> ready;
   const auto now = Clock::now();
   const std::optional<SubscriberId> head = options_.chain ? ChainHead() : std::nullopt;
+  const bool head_lacks = head && !scheduler_.IsComplete(*head);
+  if (head_lacks != chain_head_lacks_) {  // the stats lock only on a change
+    chain_head_lacks_ = head_lacks;
+    UpdateStats([head_lacks](PushSenderStats& st) { st.chain_head_lacks = head_lacks; });
+  }
   for (auto& [id, s] : subscribers_) {
     if (!s.subscribed || s.closing || !s.fd) continue;
     if (head && id != *head) continue;  // the chain brings them every piece

@@ -147,6 +147,9 @@ struct PushSenderStats {
   std::uint64_t dropped = 0;         // subscribers dropped (slow or bad)
   std::uint64_t refused = 0;         // connections turned away before subscribing
   std::uint64_t forwarders = 0;      // subscribers that sent LISTEN, right now
+  // Chain seed: it has a head, and pieces it has not yet written to it
+  // (the chain wants the uplink; node/push/chain_share.h), right now.
+  bool chain_head_lacks = false;
 };
 
 class PushSender {

@@ -25,6 +25,14 @@ class ChainShareTest : public ::testing::Test {
     total_.wire_bytes += wire;
     return share_.Observe(now_, total_);
   }
+  // The same, with the chain's head lacking pieces at the window's end.
+  std::optional<double> WantedWindow(std::uint64_t chain, std::uint64_t sent,
+                                     std::uint64_t wire = 0) {
+    total_.head_lacks = true;
+    auto share = Window(chain, sent, wire);
+    total_.head_lacks = false;
+    return share;
+  }
 
   ChainShare share_{ChainShareOptions{
       .window = 1s, .windows = 2, .min_share = 0.5, .min_window_bytes = 128 << 10}};
@@ -72,6 +80,38 @@ TEST_F(ChainShareTest, WindowsWithoutPushesOrWithFewBytesAreNotJudged) {
   EXPECT_FALSE(Window(0, kMiB));
   EXPECT_FALSE(Window(kMiB / 20, kMiB));
   EXPECT_TRUE(Window(kMiB / 20, kMiB));
+}
+
+TEST_F(ChainShareTest, AChainStarvedWhileItsHeadLacksPiecesHasAShareOfZero) {
+  // A strict-priority qdisc: the host's other traffic fills the uplink and
+  // the chain, in the bulk band, sends nothing. The first window's start
+  // was sampled before the head lacked anything: not judged.
+  EXPECT_FALSE(WantedWindow(0, kMiB));
+  EXPECT_FALSE(WantedWindow(0, kMiB));
+  const auto share = WantedWindow(0, kMiB);
+  ASSERT_TRUE(share);
+  EXPECT_EQ(*share, 0.0);
+}
+
+TEST_F(ChainShareTest, AnEmptyWindowIsStarvedOnlyIfTheHeadLackedAllThroughAndOthersSent) {
+  EXPECT_FALSE(WantedWindow(0, kMiB));
+  // The head had all at the window's end: the chain wanted nothing.
+  EXPECT_FALSE(Window(0, kMiB));
+  EXPECT_FALSE(WantedWindow(0, kMiB)) << "nor at this one's start";
+  // An idle uplink: nothing took the chain's place.
+  EXPECT_FALSE(WantedWindow(0, 1000));
+  EXPECT_FALSE(WantedWindow(0, kMiB));
+  // All that left was the seed's own wire: no other traffic.
+  EXPECT_FALSE(WantedWindow(0, kMiB, kMiB));
+  EXPECT_FALSE(WantedWindow(0, kMiB));
+  EXPECT_TRUE(WantedWindow(0, kMiB));
+}
+
+TEST_F(ChainShareTest, StarvedAndSmallSharesMakeOneStreak) {
+  EXPECT_FALSE(WantedWindow(kMiB / 20, kMiB));
+  const auto share = WantedWindow(0, kMiB);
+  ASSERT_TRUE(share);
+  EXPECT_NEAR(*share, 0.025, 1e-5);
 }
 
 TEST_F(ChainShareTest, SamplesWithinAWindowDoNotJudge) {

@@ -186,6 +186,22 @@ TEST_F(PushChannelTest, AnEndedChainSaysWhyToEveryLinkAndToLaterSubscribers) {
   EXPECT_EQ(sender->stats().subscribers, 0u);
 }
 
+// ChainShare judges a window the chain got nothing in only while the
+// chain wanted the uplink: while the seed's head lacked pieces.
+TEST_F(PushChannelTest, AChainSeedSaysWhetherItsHeadLacksPieces) {
+  PushSenderOptions o;
+  o.chain = true;
+  auto sender = StartSender(FanoutKind::kSplice, 10s, o);
+  ASSERT_TRUE(sender);
+  EXPECT_FALSE(sender->stats().chain_head_lacks) << "no head yet";
+  auto subs = SubscribeInOrder(*sender, geometry(), source_.info_hash, {7001});
+  RawSubscriber& a = *subs[0];
+  // Not read yet: the 2.6 MB do not fit in loopback's first buffers.
+  EXPECT_TRUE(WaitUntil(10s, [&] { return sender->stats().chain_head_lacks; }));
+  ASSERT_TRUE(WaitUntil(10s, [&] { return a.Poll() && a.pieces().size() == geometry().piece_count; }));
+  EXPECT_TRUE(WaitUntil(10s, [&] { return !sender->stats().chain_head_lacks; }));
+}
+
 TEST_F(PushChannelTest, AChainSeedMakesALinkThatFallsBehindALeaf) {
   PushSenderOptions o;
   o.chain = true;
