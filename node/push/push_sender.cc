@@ -476,6 +476,16 @@ void PushSender::Loop::Accept() {
           options_.congestion_control + " (" + std::strerror(errno) +
           (errno == EPERM ? "; not in net.ipv4.tcp_allowed_congestion_control" : "") + ")");
     }
+    // A chain seed's host sends its other traffic first, in its own queue:
+    // its tracker's answers and the SYN-ACKs of new subscribers waited
+    // 86-236 ms behind the push in a seed's pfifo_fast (N = 64 at
+    // 10 Mbit/s), and a get needs five such round trips to join
+    // (docs/benchmarks.md, session 22). Accepted sockets only: the
+    // listener's SYN-ACKs keep the default. A chain seed only: strict
+    // bands give the push nothing while other traffic fills the uplink,
+    // and only a chain seed watches its share and gives way to the wire
+    // then (node/push/chain_share.h).
+    if (options_.chain) SetBulkPriority(fd.get());
     const SubscriberId id = next_id_++;
     Subscriber& s = subscribers_[id];
     s.fd = std::move(fd);

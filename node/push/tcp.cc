@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/pkt_sched.h>
 #include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -152,6 +153,11 @@ bool LimitUnsentBytes(int fd, int bytes) {
 bool SetCongestionControl(int fd, const std::string& name) {
   return ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(),
                       static_cast<socklen_t>(name.size())) == 0;
+}
+
+bool SetBulkPriority(int fd) {
+  const int priority = TC_PRIO_BULK;
+  return ::setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &priority, sizeof priority) == 0;
 }
 
 std::string NumericAddress(const sockaddr_storage& address) {

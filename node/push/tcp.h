@@ -70,6 +70,12 @@ bool LimitUnsentBytes(int fd, int bytes);
 // CAP_NET_ADMIN); errno says which.
 bool SetCongestionControl(int fd, const std::string& name);
 
+// Queues a socket's packets behind this host's other traffic in its own
+// qdisc (SO_PRIORITY TC_PRIO_BULK: pfifo_fast's and prio's last band);
+// nothing changes on the wire, and fair-queueing qdiscs ignore it. False
+// if the kernel refused.
+bool SetBulkPriority(int fd);
+
 // The numeric IP of a socket address ("10.0.0.2", "fe80::1"); empty for
 // other families.
 std::string NumericAddress(const sockaddr_storage& address);
