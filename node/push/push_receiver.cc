@@ -102,6 +102,20 @@ void PushReceiver::QueueFrame(const proto::Message& m) {
   if (!proto::EncodeMessage(m, frame, &identity_.geometry()).ok()) return;
   MutexLock lock(mutex_);
   outbox_.insert(outbox_.end(), frame.begin(), frame.end());
+  const bool batchable = std::holds_alternative<proto::Have>(m) && options_.have_batch > 1;
+  if (!batchable) {
+    batched_haves_ = 0;  // goes out now, and what waited with it
+  } else if (batched_haves_++ == 0) {
+    batch_until_ = Clock::now() + options_.have_batch_delay;
+  }
+}
+
+std::chrono::milliseconds PushReceiver::OutboxHold(Clock::time_point now) const {
+  if (batched_haves_ == 0 || batched_haves_ >= options_.have_batch || now >= batch_until_) {
+    return std::chrono::milliseconds(0);
+  }
+  // Rounded up: a poll that wakes a little early would find it still held.
+  return std::chrono::ceil<std::chrono::milliseconds>(batch_until_ - now);
 }
 
 void PushReceiver::NotifyHave(std::uint32_t piece) {
@@ -161,6 +175,8 @@ bool PushReceiver::Reserve(std::uint64_t bytes) {
 // Writes as much of the outbox as the socket takes now.
 bool PushReceiver::Flush(std::string* why) {
   MutexLock lock(mutex_);
+  if (OutboxHold(Clock::now()).count() > 0) return true;
+  batched_haves_ = 0;
   std::size_t sent = 0;
   while (sent < outbox_.size()) {
     const ssize_t n = ::send(socket_.get(), outbox_.data() + sent, outbox_.size() - sent,
@@ -303,17 +319,20 @@ void PushReceiver::Run() {
     std::int64_t allowance;
     std::chrono::milliseconds rate_wait;
     bool want_write;
+    std::chrono::milliseconds hold{0};
     {
       MutexLock lock(mutex_);
       allowance = rate_.Available(now);
       rate_wait = rate_.Wait();
-      want_write = !outbox_.empty();
+      hold = OutboxHold(now);
+      want_write = !outbox_.empty() && hold.count() == 0;
     }
     const bool can_read = !held_ && allowance > 0;
     // Time spent waiting for room or for the rate limit is not the seed's
     // silence.
     if (!can_read) last_input = now;
     int timeout_ms = 1000;
+    if (hold.count() > 0) timeout_ms = static_cast<int>(std::min<std::int64_t>(timeout_ms, hold.count()));
     if (!held_ && allowance <= 0) {
       timeout_ms = static_cast<int>(std::min<std::int64_t>(timeout_ms, rate_wait.count()));
     }
