@@ -111,9 +111,12 @@ void PushReceiver::QueueFrame(const proto::Message& m) {
 }
 
 std::chrono::milliseconds PushReceiver::OutboxHold(Clock::time_point now) const {
+  static const std::size_t kHaveBytes = proto::EncodedSize(proto::Message(proto::Have{}));
   if (batched_haves_ == 0 || batched_haves_ >= options_.have_batch || now >= batch_until_) {
     return std::chrono::milliseconds(0);
   }
+  // The rest of a frame the socket took only in part goes on at once.
+  if (outbox_.size() > batched_haves_ * kHaveBytes) return std::chrono::milliseconds(0);
   // Rounded up: a poll that wakes a little early would find it still held.
   return std::chrono::ceil<std::chrono::milliseconds>(batch_until_ - now);
 }
