@@ -24,7 +24,8 @@ std::optional<double> ChainShare::Observe(Clock::time_point now, const UplinkSam
   base_ = sample;
   // What the chain competed with: all that left, less the seed's own wire.
   const std::uint64_t others_and_chain = std::max(sent - std::min(sent, wire), chain);
-  const bool starved = chain == 0 && wanted_throughout && others_and_chain >= options_.min_window_bytes;
+  const bool starved =
+      chain == 0 && wanted_throughout && others_and_chain >= options_.min_window_bytes;
   if ((chain == 0 && !starved) || sent < options_.min_window_bytes) {
     EndStreak();
     return std::nullopt;

@@ -335,7 +335,9 @@ void PushReceiver::Run() {
     // silence.
     if (!can_read) last_input = now;
     int timeout_ms = 1000;
-    if (hold.count() > 0) timeout_ms = static_cast<int>(std::min<std::int64_t>(timeout_ms, hold.count()));
+    if (hold.count() > 0) {
+      timeout_ms = static_cast<int>(std::min<std::int64_t>(timeout_ms, hold.count()));
+    }
     if (!held_ && allowance <= 0) {
       timeout_ms = static_cast<int>(std::min<std::int64_t>(timeout_ms, rate_wait.count()));
     }

@@ -230,8 +230,8 @@ class PushSender::Loop {
   // Out of descriptors: accepting waits until then (level-triggered epoll
   // would otherwise report the listener again at once, for ever).
   std::optional<Clock::time_point> accept_paused_until_;
-  TokenBucket bucket_;  // --max-upload-rate
-  int wait_ms_ = 500;   // the next epoll_wait timeout
+  TokenBucket bucket_;             // --max-upload-rate
+  int wait_ms_ = 500;              // the next epoll_wait timeout
   bool chain_head_lacks_ = false;  // as last put in stats_
   // FETCHING marks in the order they expire (one per subscriber and piece
   // at a time: PushScheduler::OnFetching refuses a repeat).

@@ -198,7 +198,8 @@ TEST_F(PushChannelTest, AChainSeedSaysWhetherItsHeadLacksPieces) {
   RawSubscriber& a = *subs[0];
   // Not read yet: the 2.6 MB do not fit in loopback's first buffers.
   EXPECT_TRUE(WaitUntil(10s, [&] { return sender->stats().chain_head_lacks; }));
-  ASSERT_TRUE(WaitUntil(10s, [&] { return a.Poll() && a.pieces().size() == geometry().piece_count; }));
+  ASSERT_TRUE(
+      WaitUntil(10s, [&] { return a.Poll() && a.pieces().size() == geometry().piece_count; }));
   EXPECT_TRUE(WaitUntil(10s, [&] { return !sender->stats().chain_head_lacks; }));
 }
 

@@ -55,7 +55,8 @@ class SeedEnd {
   std::vector<std::uint32_t> Read(std::chrono::milliseconds wait) {
     std::vector<std::uint32_t> got;
     for (auto deadline = Clock::now() + wait; Clock::now() < deadline;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
       if (!WaitReadable(fd_.get(), left)) break;
       auto room = decoder_.PrepareWrite(64 << 10);
       const ssize_t n = ::recv(fd_.get(), room.data(), room.size(), MSG_DONTWAIT);
