@@ -315,6 +315,41 @@ TEST_P(ChainOrderDefaultsTest, ASlowSecondSubscriberIsJudgedAgainstTheProbedFirs
 
 INSTANTIATE_TEST_SUITE_P(PiecesAWindow, ChainOrderDefaultsTest, ::testing::Values(19, 5));
 
+// The seed's own options: a link in the middle of the line on a tenth of
+// the rate of the one before it (10 against 100 Mbit/s, 64 KiB pieces)
+// becomes a leaf at the end of its second whole window linked. Every
+// window later costs the links behind it a tenth of a second at a tenth of
+// their rate (the bench's slow-receiver cell, session 24).
+TEST(ChainOrderDefaultsSlowLinkTest, ASlowLinkInTheLineIsALeafAfterTwoWindows) {
+  ChainOrder chain;
+  const ChainOrderOptions o;
+  constexpr PieceIndex kPieces = 1024;
+  for (SubscriberId id = 1; id <= 5; ++id) {
+    chain.Join(id, std::vector<bool>(kPieces));
+    chain.SetLinked(id, id != 1, Clock::now());
+  }
+  Clock::time_point now = Clock::now();
+  ASSERT_FALSE(chain.Review(now));
+  std::map<SubscriberId, PieceIndex> next;
+  const std::map<SubscriberId, int> gain = {{1, 19}, {2, 19}, {3, 2}, {4, 2}, {5, 2}};
+  std::optional<ChainOrder::Move> move;
+  int windows = 0;
+  while (!move && windows < 10) {
+    for (const auto& [id, g] : gain) {
+      for (int k = 0; k < g; ++k) chain.OnHave(id, next[id]++);
+    }
+    now += o.window;
+    move = chain.Review(now);
+    ++windows;
+  }
+  ASSERT_TRUE(move) << "the slow link was never judged";
+  EXPECT_EQ(move->moved, 3u);
+  EXPECT_EQ(move->reason, ChainOrder::Reason::kFellBehind);
+  EXPECT_EQ(move->ahead, 2u);
+  EXPECT_EQ(windows, 2);
+  EXPECT_EQ(chain.places().back(), (ChainOrder::Place{3, true}));
+}
+
 TEST_F(ChainOrderTest, AHeadIsJudgedOnItsWholeTenureNotOneWindow) {
   Start(3, 0, /*probe_head=*/true);
   // The first head: a burst of 120 HAVEs (a disk stall's backlog), then a
