@@ -50,6 +50,8 @@ void ChainOrder::SetLinked(SubscriberId id, bool linked, Clock::time_point now) 
   l->linked = linked;
   l->linked_since = now;
   l->falling_windows = 0;
+  l->streak_ahead_gain = l->streak_gain = 0;
+  StartJudging(static_cast<std::size_t>(l - links_.data()));
 }
 
 SubscriberId ChainOrder::previous_head() const {
@@ -78,10 +80,11 @@ std::vector<SubscriberId> ChainOrder::order() const {
   return ids;
 }
 
-void ChainOrder::MakeLeaf(std::size_t index) {
+void ChainOrder::MakeLeaf(std::size_t index, Clock::time_point now) {
   Link moved = links_[index];
   moved.leaf = true;
   moved.linked = false;  // until the sender links it to the line's last link
+  moved.leaf_since = now;
   moved.falling_windows = 0;
   moved.streak_ahead_gain = moved.streak_gain = 0;
   links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(index));
@@ -97,16 +100,29 @@ void ChainOrder::NoteHead(Clock::time_point now) {
   head_gain_ = 0;
 }
 
-void ChainOrder::JudgeLink(std::size_t i, const std::vector<std::uint32_t>& gains) {
+void ChainOrder::StartJudging(std::size_t i) {
   Link& l = links_[i];
-  const std::uint32_t ahead_gain = gains[i - 1];
-  const std::uint32_t gain = gains[i];
-  const bool judged = l.linked && l.linked_since <= window_start_;
-  if (judged && ahead_gain == 0 && gain == 0) return;  // nothing moved: no evidence
-  if (judged && ahead_gain > gain) {
+  l.ahead_id = i > 0 ? links_[i - 1].id : 0;
+  l.ahead_from = i > 0 ? links_[i - 1].held : 0;
+  l.own_from = l.held;
+}
+
+std::optional<ChainOrder::Gains> ChainOrder::WindowGains(std::size_t i) const {
+  const Link& l = links_[i];
+  const Link& ahead = links_[i - 1];
+  // Same one before: its count only grew since `ahead_from`.
+  if (!l.linked || ahead.id != l.ahead_id) return std::nullopt;
+  return Gains{ahead.held - l.ahead_from, l.held - l.own_from};
+}
+
+void ChainOrder::JudgeLink(std::size_t i) {
+  Link& l = links_[i];
+  const auto gains = WindowGains(i);
+  if (gains && gains->ahead == 0 && gains->own == 0) return;  // nothing moved: no evidence
+  if (gains && gains->ahead > gains->own) {
     ++l.falling_windows;
-    l.streak_ahead_gain += ahead_gain;
-    l.streak_gain += gain;
+    l.streak_ahead_gain += gains->ahead;
+    l.streak_gain += gains->own;
   } else {
     l.falling_windows = 0;
     l.streak_ahead_gain = 0;
@@ -114,38 +130,76 @@ void ChainOrder::JudgeLink(std::size_t i, const std::vector<std::uint32_t>& gain
   }
 }
 
+bool ChainOrder::FellBehind(std::size_t i, bool window_open) const {
+  const Link& l = links_[i];
+  int windows = l.falling_windows;
+  std::uint32_t ahead_gain = l.streak_ahead_gain;
+  std::uint32_t gain = l.streak_gain;
+  if (window_open) {
+    if (const auto so_far = WindowGains(i); so_far && so_far->ahead > so_far->own) {
+      ++windows;
+      ahead_gain += so_far->ahead;
+      gain += so_far->own;
+    }
+  }
+  return windows >= options_.windows_to_move && ahead_gain >= options_.min_sample &&
+         options_.slow_share * gain < ahead_gain && links_[i - 1].held >= l.held + options_.min_lag;
+}
+
 std::optional<ChainOrder::Move> ChainOrder::Review(Clock::time_point now) {
   if (window_start_ == Clock::time_point{}) window_start_ = now;
   NoteHead(now);  // a head that came since the last review is not judged yet
-  if (now < next_review()) return std::nullopt;
-  std::vector<std::uint32_t> gains(links_.size());
-  for (std::size_t i = 0; i < links_.size(); ++i) {
-    gains[i] = links_[i].held - links_[i].held_at_start;
-  }
+  const bool window_open = now < next_review();
   const std::size_t line = line_size();  // leaves are not judged
-  for (std::size_t i = 1; i < line; ++i) JudgeLink(i, gains);
+  if (!window_open) {
+    for (std::size_t i = 1; i < line; ++i) JudgeLink(i);
+  }
   std::optional<Move> move;
   // Leaves share the last link's uplink (see the header on max_leaves).
   const bool room = links_.size() - line < options_.max_leaves;
   for (std::size_t i = 1; i < line && room && !move; ++i) {
-    const Link& l = links_[i];
-    const Link& ahead = links_[i - 1];
-    const bool fell_behind = l.falling_windows >= options_.windows_to_move &&
-                             l.streak_ahead_gain >= options_.min_sample &&
-                             options_.slow_share * l.streak_gain < l.streak_ahead_gain &&
-                             ahead.held >= l.held + options_.min_lag;
-    if (!fell_behind) continue;
-    move = Move{l.id, Reason::kFellBehind, ahead.id};
-    MakeLeaf(i);
+    if (!FellBehind(i, window_open)) continue;
+    move = Move{links_[i].id, Reason::kFellBehind, links_[i - 1].id};
+    MakeLeaf(i, now);
   }
-  if (!move && line > 0 && links_[0].id == head_) move = ReviewHead(gains[0], room);
+  if (window_open) return move;
+  // A move above took a link behind the head: links_[0] is still it.
+  const std::uint32_t head_gain = line > 0 ? links_[0].held - links_[0].held_at_start : 0;
+  if (!move) move = Rejoin();
+  if (!move && line > 0 && links_[0].id == head_) move = ReviewHead(head_gain, room, now);
   for (Link& l : links_) l.held_at_start = l.held;
+  for (std::size_t i = 0; i < links_.size(); ++i) StartJudging(i);
   window_start_ = now;
   NoteHead(now);
   return move;
 }
 
-std::optional<ChainOrder::Move> ChainOrder::ReviewHead(std::uint32_t gain, bool room) {
+std::optional<ChainOrder::Move> ChainOrder::Rejoin() {
+  const std::size_t line = line_size();
+  if (line == 0) return std::nullopt;
+  const Link& last = links_[line - 1];
+  const std::uint32_t last_gain = last.held - last.held_at_start;
+  if (last_gain == 0) return std::nullopt;  // the line did not move: no evidence
+  for (std::size_t i = line; i < links_.size(); ++i) {
+    Link& l = links_[i];
+    // Only a whole window as a leaf: the one it became a leaf in began
+    // with it still in the line.
+    const bool kept_up = l.leaf_since <= window_start_ && l.held + options_.min_lag > last.held &&
+                         options_.slow_share * (l.held - l.held_at_start) >= last_gain;
+    if (!kept_up) continue;
+    l.leaf = false;
+    l.falling_windows = 0;
+    l.streak_ahead_gain = l.streak_gain = 0;
+    std::rotate(links_.begin() + static_cast<std::ptrdiff_t>(line),
+                links_.begin() + static_cast<std::ptrdiff_t>(i),
+                links_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    return Move{links_[line].id, Reason::kRejoined};
+  }
+  return std::nullopt;
+}
+
+std::optional<ChainOrder::Move> ChainOrder::ReviewHead(std::uint32_t gain, bool room,
+                                                       Clock::time_point now) {
   const Link& head = links_[0];
   // Only whole windows as head, with pieces left to get.
   if (head_since_ > window_start_ || head.held >= head.have.size()) return std::nullopt;
@@ -192,7 +246,7 @@ std::optional<ChainOrder::Move> ChainOrder::ReviewHead(std::uint32_t gain, bool 
     return std::nullopt;
   }
   const Move move{head.id, Reason::kSlowHead};
-  MakeLeaf(0);
+  MakeLeaf(0, now);
   return move;
 }
 

@@ -7,10 +7,16 @@
 // behind it to its rate (10.8x of size / link rate, session 14). So a
 // link found slow becomes a *leaf*: it takes its pieces from the last
 // link of the line (whose uplink is otherwise idle) at its own rate, and
-// feeds no one. A leaf is never judged again, and newcomers join the line,
-// not the leaves, so a slow link cannot end up in front of others, and a
-// link wrongly found slow (a CPU stall on a busy machine) loses nothing:
-// the line's last link feeds it at its full rate. The seed learns from
+// feeds no one. Newcomers join the line, not the leaves, so a slow link
+// cannot end up in front of others, and a link wrongly found slow (a CPU
+// stall on a busy machine) loses nothing: the line's last link feeds it
+// at its full rate. Once such a leaf keeps up with that link for a whole
+// window (it is under `min_lag` pieces behind it and gains at least a
+// `slow_share`th of what it gains), it rejoins the line at its end: it
+// takes from the same link as before, so no data path changes, but the
+// leaf's place (see `max_leaves`) is free again for a slow link that
+// comes later; a slow leaf, left further behind every window, never
+// rejoins. The seed learns from
 // HAVE frames how many pieces each link has verified, and looks at the
 // line once a window:
 //
@@ -19,10 +25,13 @@
 //   it). Once the streak has lasted `windows_to_move` windows, the one
 //   before gained `min_sample` pieces in it, the link under a
 //   `slow_share`th of that, and it is `min_lag` pieces behind, it becomes
-//   a leaf. The sample keeps a few pieces a window (10 Mbit/s links: about
-//   2 of 64 KiB a 100 ms window) from reading as a rate, and a link
-//   catching up on a predecessor far ahead is not falling behind: it
-//   gains as much.
+//   a leaf. The window under way counts as soon as the one before has
+//   gained more in it, and the evidence is looked at on every review, so
+//   a link becomes a leaf the moment it is in, not at a window's end: each
+//   link behind a slow one runs at its rate until then (session 25). The
+//   sample keeps a few pieces a window (10 Mbit/s links: about 2 of 64 KiB
+//   a 100 ms window) from reading as a rate, and a link catching up on a
+//   predecessor far ahead is not falling behind: it gains as much.
 // - A head slow to receive holds every link behind it to exactly its
 //   rate, so none falls behind, and the seed cannot tell it from its own
 //   slow uplink. So the first head is probed: once it has been the head
@@ -56,8 +65,8 @@
 // Pure bookkeeping: no I/O; the caller passes the time. Not thread-safe;
 // owned by the push sender's thread. A link that does not take pieces from
 // the one before it (not linked: it is the head, or the one before does not
-// forward) is never judged, nor is one linked to its current predecessor
-// for less than a whole window (it is still connecting).
+// forward) is never judged. A link's judgment starts when it is linked:
+// what the one before gained until then does not count against it.
 #pragma once
 
 #include <chrono>
@@ -72,15 +81,19 @@ namespace swarmcast::push {
 // When a link counts as slow (see above).
 struct ChainOrderOptions {
   std::chrono::milliseconds window{100};
-  // Every window a slow link stays in the line, the links behind it run
-  // at its rate: 3 windows (until session 24) left them 0.4 s at a tenth
-  // of theirs, 0.07x of a 64 MiB copy at 100 Mbit/s. The sample below,
-  // not the count, keeps a CPU stall from reading as a slow link: no
-  // false leaf at N = 16 or 64 in the runs that measured 2.
+  // Every moment a slow link stays in the line, the links behind it run
+  // at its rate: 3 whole windows (until session 24) left them 0.4 s at a
+  // tenth of theirs, 0.07x of a 64 MiB copy at 100 Mbit/s. The window
+  // under way counts (see above), so 2 is a streak that crossed one
+  // window's end: a stall must last that long, and hold the sample below,
+  // to read as a slow link.
   int windows_to_move = 2;
   // Pieces the one before must gain in a streak before its link is
-  // judged, and a head's worth of the reference before it is.
-  std::uint32_t min_sample = 32;
+  // judged, and a head's worth of the reference before it is. 16 of
+  // 64 KiB at 100 Mbit/s is 84 ms; 32 (until session 25) kept the links
+  // behind a slow one at its rate 80 ms longer. A link wrongly made a leaf
+  // loses nothing and rejoins the line (see above).
+  std::uint32_t min_sample = 16;
   // Pieces a link must be behind the one before it: a hop normally lags
   // by a few pieces (one in assembly, one being checked, the socket's).
   std::uint32_t min_lag = 16;
@@ -111,9 +124,10 @@ class ChainOrder {
     kFellBehind,  // `moved` fell behind `ahead`
     kSlowHead,    // the head, `moved`, gained under a share of the reference
     kHeadProbe,   // the first head, `moved`, went to the end of the line, once
+    kRejoined,    // the leaf `moved` keeps up with the line: its last link now
   };
-  // What a review decided: `moved` became a leaf (kHeadProbe: the line's
-  // last link).
+  // What a review decided: `moved` became a leaf (kHeadProbe, kRejoined:
+  // the line's last link).
   struct Move {
     SubscriberId moved;
     Reason reason;
@@ -148,8 +162,10 @@ class ChainOrder {
   std::vector<Place> places() const;
   // The line's links, head first, then the leaves.
   std::vector<SubscriberId> order() const;
-  // Call at least once a window: closes the window that ended, if one did,
-  // and makes at most one link a leaf.
+  // Call often (the push sender calls it after every batch of frames):
+  // a link falling behind becomes a leaf as soon as the evidence is in,
+  // not at the end of the window. Closes the window that ended, if one
+  // did, and makes at most one link a leaf.
   std::optional<Move> Review(Clock::time_point now);
   // When the current window ends.
   Clock::time_point next_review() const { return window_start_ + options_.window; }
@@ -166,7 +182,16 @@ class ChainOrder {
     std::uint32_t held_at_start = 0;  // at the current window's start
     bool linked = false;
     bool leaf = false;
+    Clock::time_point leaf_since;
     Clock::time_point linked_since;
+    // Where the current window's judgment of this link starts: the
+    // window's start, or when the link was linked, if later (what the one
+    // before gained before then, the link could not have had). The one
+    // before is `ahead_id`, holding `ahead_from` pieces then; this link
+    // held `own_from`.
+    SubscriberId ahead_id = 0;
+    std::uint32_t ahead_from = 0;
+    std::uint32_t own_from = 0;
     // The current streak of windows in which the one before gained more.
     int falling_windows = 0;
     std::uint32_t streak_ahead_gain = 0;
@@ -175,14 +200,31 @@ class ChainOrder {
   Link* Find(SubscriberId id);
   // Links in the line: links_[0, line_size()); the leaves follow.
   std::size_t line_size() const;
-  void MakeLeaf(std::size_t index);
+  void MakeLeaf(std::size_t index, Clock::time_point now);
   // Notes when links_[0] became the head.
   void NoteHead(Clock::time_point now);
-  // Link i (not the head) against the one before it; gains by index.
-  void JudgeLink(std::size_t i, const std::vector<std::uint32_t>& gains);
+  // What link i (not the head) and the one before it gained in the
+  // current window, so far, since its judgment there started; nullopt:
+  // it is not judged in this window (not linked, or the one before is no
+  // longer the one it was linked behind).
+  struct Gains {
+    std::uint32_t ahead = 0;
+    std::uint32_t own = 0;
+  };
+  std::optional<Gains> WindowGains(std::size_t i) const;
+  // Starts link i's judgment of the current window now.
+  void StartJudging(std::size_t i);
+  // Link i's streak, at the end of a window.
+  void JudgeLink(std::size_t i);
+  // Link i fell behind: its streak, and the current window so far when
+  // `window_open` (the window has not ended), hold the evidence.
+  bool FellBehind(std::size_t i, bool window_open) const;
+  // At a window's end: the first leaf that kept up with the line's last
+  // link in it rejoins the line, at its end.
+  std::optional<Move> Rejoin();
   // The head's review, after the others'.
   // `room`: another leaf is allowed.
-  std::optional<Move> ReviewHead(std::uint32_t gain, bool room);
+  std::optional<Move> ReviewHead(std::uint32_t gain, bool room, Clock::time_point now);
 
   Options options_;
   std::vector<Link> links_;

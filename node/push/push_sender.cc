@@ -402,6 +402,11 @@ void PushSender::Loop::ReviewChain() {
             "moves to the end of the line: the first head is probed once, since a head "
             "slow to receive would hold up all";
         break;
+      case ChainOrder::Reason::kRejoined:
+        what =
+            "rejoins the line at its end: as a leaf it kept up with the line's last link, "
+            "so it was not slow (a stall)";
+        break;
     }
     log_.Info("push: chain: subscriber " + name(move->moved) + " " + what);
     HandOutChain();
