@@ -102,7 +102,9 @@ void PushReceiver::QueueFrame(const proto::Message& m) {
   if (!proto::EncodeMessage(m, frame, &identity_.geometry()).ok()) return;
   MutexLock lock(mutex_);
   outbox_.insert(outbox_.end(), frame.begin(), frame.end());
-  const bool batchable = std::holds_alternative<proto::Have>(m) && options_.have_batch > 1;
+  const bool have = std::holds_alternative<proto::Have>(m);
+  const bool batchable = have && options_.have_batch > 1 && have_queued_;
+  have_queued_ = have_queued_ || have;
   if (!batchable) {
     batched_haves_ = 0;  // goes out now, and what waited with it
   } else if (batched_haves_++ == 0) {

@@ -85,7 +85,11 @@ struct PushReceiverOptions {
   // at once). The seed's kernel answers every segment that carries them
   // with an ACK, 66 bytes on the seed's uplink, for every subscriber: 6%
   // of it with 64 chain links at 10 Mbit/s, one HAVE a segment
-  // (node/push_wiring.cc; docs/benchmarks.md, session 23).
+  // (node/push_wiring.cc; docs/benchmarks.md, session 23). The first HAVE
+  // goes at once all the same: it tells the seed the link receives, and a
+  // chain seed probes its first head only once it has (a 10 Mbit/s head
+  // filled its first batch of four after 0.25 s, and the probe waited
+  // for it: the whole line at the slow head's rate, session 25).
   std::uint32_t have_batch = 1;
   std::chrono::milliseconds have_batch_delay{0};
   // Receive thread, once: the seed answered our HELLO with its own (it has
@@ -178,6 +182,7 @@ class PushReceiver {
   // HAVEs in the outbox held for a batch (PushReceiverOptions::have_batch),
   // and until when; none once another frame joins them.
   std::uint32_t batched_haves_ GUARDED_BY(mutex_) = 0;
+  bool have_queued_ GUARDED_BY(mutex_) = false;  // the first went at once
   std::chrono::steady_clock::time_point batch_until_ GUARDED_BY(mutex_);
   bool stop_ GUARDED_BY(mutex_) = false;
   std::vector<bool> have_ GUARDED_BY(mutex_);

@@ -1,7 +1,7 @@
-// A receiver with PushReceiverOptions::have_batch holds its HAVEs until
-// that many wait or the first has waited have_batch_delay, and sends them
-// at once with any other frame. Checked from the seed's side of a real
-// loopback connection: what arrives, and when.
+// A receiver with PushReceiverOptions::have_batch sends its first HAVE at
+// once, then holds its HAVEs until that many wait or the first has waited
+// have_batch_delay, and sends them at once with any other frame. Checked from the seed's side of a
+// real loopback connection: what arrives, and when.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
@@ -85,6 +85,7 @@ class SeedEnd {
 
 class PushHaveBatchTest : public PushChannelTest {
  protected:
+  // Subscribed, and the first HAVE (piece 40, the last) seen: it goes at once.
   std::unique_ptr<PushReceiver> Subscribe(SeedEnd& seed, std::uint32_t batch,
                                           std::chrono::milliseconds delay) {
     PushReceiverOptions o;
@@ -92,10 +93,28 @@ class PushHaveBatchTest : public PushChannelTest {
     o.have_batch_delay = delay;
     auto r = Receive(seed.port(), sink_, {}, {}, {}, o);
     EXPECT_TRUE(seed.Accept());
+    if (r) {
+      r->NotifyHave(40);
+      EXPECT_EQ(seed.Read(5s), std::vector<std::uint32_t>{40});
+    }
     return r;
   }
   Sink sink_;
 };
+
+TEST_F(PushHaveBatchTest, TheFirstHaveGoesAtOnce) {
+  SeedEnd seed(source_, geometry());
+  PushReceiverOptions o;
+  o.have_batch = 4;
+  o.have_batch_delay = 60s;
+  auto r = Receive(seed.port(), sink_, {}, {}, {}, o);
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(seed.Accept());
+  r->NotifyHave(3);
+  EXPECT_EQ(seed.Read(5s), std::vector<std::uint32_t>{3});
+  r->NotifyHave(4);
+  EXPECT_TRUE(seed.Read(300ms).empty()) << "the second waits for a batch";
+}
 
 TEST_F(PushHaveBatchTest, HavesWaitForABatch) {
   SeedEnd seed(source_, geometry());
