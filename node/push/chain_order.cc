@@ -24,6 +24,7 @@ void ChainOrder::Join(SubscriberId id, std::vector<bool> have) {
 
 void ChainOrder::Leave(SubscriberId id) {
   std::erase_if(links_, [id](const Link& l) { return l.id == id; });
+  news_ = true;  // a leaf gone leaves room
   // Leaves need a line to hang off: the one furthest along becomes it (a
   // slow one would hold up the others; the seed pushes to the head).
   if (links_.empty() || !links_[0].leaf) return;
@@ -42,6 +43,7 @@ void ChainOrder::OnHave(SubscriberId id, PieceIndex piece) {
   if (!l || piece >= l->have.size() || l->have[piece]) return;
   l->have[piece] = true;
   ++l->held;
+  news_ = true;
 }
 
 void ChainOrder::SetLinked(SubscriberId id, bool linked, Clock::time_point now) {
@@ -49,8 +51,7 @@ void ChainOrder::SetLinked(SubscriberId id, bool linked, Clock::time_point now) 
   if (!l) return;
   l->linked = linked;
   l->linked_since = now;
-  l->falling_windows = 0;
-  l->streak_ahead_gain = l->streak_gain = 0;
+  l->streak = {};
   StartJudging(static_cast<std::size_t>(l - links_.data()));
 }
 
@@ -85,8 +86,7 @@ void ChainOrder::MakeLeaf(std::size_t index, Clock::time_point now) {
   moved.leaf = true;
   moved.linked = false;  // until the sender links it to the line's last link
   moved.leaf_since = now;
-  moved.falling_windows = 0;
-  moved.streak_ahead_gain = moved.streak_gain = 0;
+  moved.streak = {};
   links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(index));
   links_.push_back(moved);
 }
@@ -120,36 +120,32 @@ void ChainOrder::JudgeLink(std::size_t i) {
   const auto gains = WindowGains(i);
   if (gains && gains->ahead == 0 && gains->own == 0) return;  // nothing moved: no evidence
   if (gains && gains->ahead > gains->own) {
-    ++l.falling_windows;
-    l.streak_ahead_gain += gains->ahead;
-    l.streak_gain += gains->own;
+    l.streak.Add(*gains);
   } else {
-    l.falling_windows = 0;
-    l.streak_ahead_gain = 0;
-    l.streak_gain = 0;
+    l.streak = {};
   }
 }
 
 bool ChainOrder::FellBehind(std::size_t i, bool window_open) const {
   const Link& l = links_[i];
-  int windows = l.falling_windows;
-  std::uint32_t ahead_gain = l.streak_ahead_gain;
-  std::uint32_t gain = l.streak_gain;
+  Streak streak = l.streak;
   if (window_open) {
     if (const auto so_far = WindowGains(i); so_far && so_far->ahead > so_far->own) {
-      ++windows;
-      ahead_gain += so_far->ahead;
-      gain += so_far->own;
+      streak.Add(*so_far);
     }
   }
-  return windows >= options_.windows_to_move && ahead_gain >= options_.min_sample &&
-         options_.slow_share * gain < ahead_gain && links_[i - 1].held >= l.held + options_.min_lag;
+  const Gains& g = streak.gained;
+  return streak.windows >= options_.windows_to_move && g.ahead >= options_.min_sample &&
+         options_.slow_share * g.own < g.ahead && links_[i - 1].held >= l.held + options_.min_lag;
 }
 
 std::optional<ChainOrder::Move> ChainOrder::Review(Clock::time_point now) {
   if (window_start_ == Clock::time_point{}) window_start_ = now;
   NoteHead(now);  // a head that came since the last review is not judged yet
   const bool window_open = now < next_review();
+  // Nothing counted since the last review: no link's evidence changed.
+  if (window_open && !news_) return std::nullopt;
+  news_ = false;
   const std::size_t line = line_size();  // leaves are not judged
   if (!window_open) {
     for (std::size_t i = 1; i < line; ++i) JudgeLink(i);
@@ -188,8 +184,7 @@ std::optional<ChainOrder::Move> ChainOrder::Rejoin() {
                          options_.slow_share * (l.held - l.held_at_start) >= last_gain;
     if (!kept_up) continue;
     l.leaf = false;
-    l.falling_windows = 0;
-    l.streak_ahead_gain = l.streak_gain = 0;
+    l.streak = {};
     std::rotate(links_.begin() + static_cast<std::ptrdiff_t>(line),
                 links_.begin() + static_cast<std::ptrdiff_t>(i),
                 links_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
@@ -235,8 +230,7 @@ std::optional<ChainOrder::Move> ChainOrder::ReviewHead(std::uint32_t gain, bool 
     links_[0].linked = false;  // the new head takes from the seed
     Link& old = links_[line - 1];
     old.linked = false;  // until the sender links it to the line's last link
-    old.falling_windows = 0;
-    old.streak_ahead_gain = old.streak_gain = 0;
+    old.streak = {};
     return move;
   }
   if (head_windows_ < options_.head_windows) return std::nullopt;

@@ -175,6 +175,22 @@ class ChainOrder {
   SubscriberId previous_head() const;
 
  private:
+  // Pieces a link and the one before it gained.
+  struct Gains {
+    std::uint32_t ahead = 0;
+    std::uint32_t own = 0;
+  };
+  // Windows in a row in which the one before gained more than the link,
+  // and what the two gained in them.
+  struct Streak {
+    int windows = 0;
+    Gains gained;
+    void Add(const Gains& g) {
+      ++windows;
+      gained.ahead += g.ahead;
+      gained.own += g.own;
+    }
+  };
   struct Link {
     SubscriberId id;
     std::vector<bool> have;
@@ -192,10 +208,7 @@ class ChainOrder {
     SubscriberId ahead_id = 0;
     std::uint32_t ahead_from = 0;
     std::uint32_t own_from = 0;
-    // The current streak of windows in which the one before gained more.
-    int falling_windows = 0;
-    std::uint32_t streak_ahead_gain = 0;
-    std::uint32_t streak_gain = 0;
+    Streak streak;  // the current one
   };
   Link* Find(SubscriberId id);
   // Links in the line: links_[0, line_size()); the leaves follow.
@@ -207,10 +220,6 @@ class ChainOrder {
   // current window, so far, since its judgment there started; nullopt:
   // it is not judged in this window (not linked, or the one before is no
   // longer the one it was linked behind).
-  struct Gains {
-    std::uint32_t ahead = 0;
-    std::uint32_t own = 0;
-  };
   std::optional<Gains> WindowGains(std::size_t i) const;
   // Starts link i's judgment of the current window now.
   void StartJudging(std::size_t i);
@@ -236,6 +245,9 @@ class ChainOrder {
   Clock::time_point head_since_{};
   int head_windows_ = 0;
   std::uint32_t head_gain_ = 0;
+  // A HAVE counted, or a link gone, since the last review: in a window
+  // under way, the links are judged again only then.
+  bool news_ = false;
   // The best rate (pieces a window) of a head with a sample; 0: none yet.
   double reference_rate_ = 0;
   bool probed_ = false;
