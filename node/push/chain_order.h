@@ -17,8 +17,8 @@
 // leaf's place (see `max_leaves`) is free again for a slow link that
 // comes later; a slow leaf, left further behind every window, never
 // rejoins. The seed learns from
-// HAVE frames how many pieces each link has verified, and looks at the
-// line once a window:
+// HAVE frames how many pieces each link has verified, and counts them in
+// windows; it looks at the evidence on every review:
 //
 // - A link falls behind when the one before it gains more than it does,
 //   window after window (a streak; a window in which it keeps up ends
