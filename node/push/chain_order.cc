@@ -83,12 +83,31 @@ std::vector<SubscriberId> ChainOrder::order() const {
 
 void ChainOrder::MakeLeaf(std::size_t index, Clock::time_point now) {
   Link moved = links_[index];
+  moved.fell_behind = index > 0 ? links_[index - 1].id : 0;
   moved.leaf = true;
   moved.linked = false;  // until the sender links it to the line's last link
   moved.leaf_since = now;
   moved.streak = {};
   links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(index));
   links_.push_back(moved);
+}
+
+void ChainOrder::MoveToLineEnd(std::size_t index) {
+  const std::size_t line = line_size();
+  std::rotate(links_.begin() + static_cast<std::ptrdiff_t>(index),
+              links_.begin() + static_cast<std::ptrdiff_t>(index) + 1,
+              links_.begin() + static_cast<std::ptrdiff_t>(line));
+  if (index == 0) links_[0].linked = false;  // the new head takes from the seed
+  Link& moved = links_[line - 1];
+  moved.linked = false;  // until the sender links it to the line's last link
+  moved.streak = {};
+}
+
+void ChainOrder::EndFirstHeadTenure() {
+  probed_ = true;
+  if (head_windows_ > 0) {
+    reference_rate_ = std::max(reference_rate_, static_cast<double>(head_gain_) / head_windows_);
+  }
 }
 
 void ChainOrder::NoteHead(Clock::time_point now) {
@@ -153,15 +172,23 @@ std::optional<ChainOrder::Move> ChainOrder::Review(Clock::time_point now) {
   std::optional<Move> move;
   // Leaves share the last link's uplink (see the header on max_leaves).
   const bool room = links_.size() - line < options_.max_leaves;
-  for (std::size_t i = 1; i < line && room && !move; ++i) {
+  for (std::size_t i = 1; i < line && !move; ++i) {
     if (!FellBehind(i, window_open)) continue;
-    move = Move{links_[i].id, Reason::kFellBehind, links_[i - 1].id};
-    MakeLeaf(i, now);
+    if (now < links_[i - 1].suspect_until) {
+      // The second to fall behind it: its uplink is the slow one.
+      move = Move{.moved = links_[i - 1].id, .reason = Reason::kSlowUplink, .behind = links_[i].id};
+      if (i == 1 && !probed_) EndFirstHeadTenure();
+      MoveToLineEnd(i - 1);
+    } else if (room) {
+      move = Move{.moved = links_[i].id, .reason = Reason::kFellBehind, .ahead = links_[i - 1].id};
+      MakeLeaf(i, now);
+    }
   }
+  // A head moved: the sender names the old one to the new as a source now.
+  NoteHead(now);
   if (window_open) return move;
-  // A move above took a link behind the head: links_[0] is still it.
   const std::uint32_t head_gain = line > 0 ? links_[0].held - links_[0].held_at_start : 0;
-  if (!move) move = Rejoin();
+  if (!move) move = Rejoin(now);
   if (!move && line > 0 && links_[0].id == head_) move = ReviewHead(head_gain, room, now);
   for (Link& l : links_) l.held_at_start = l.held;
   for (std::size_t i = 0; i < links_.size(); ++i) StartJudging(i);
@@ -170,7 +197,7 @@ std::optional<ChainOrder::Move> ChainOrder::Review(Clock::time_point now) {
   return move;
 }
 
-std::optional<ChainOrder::Move> ChainOrder::Rejoin() {
+std::optional<ChainOrder::Move> ChainOrder::Rejoin(Clock::time_point now) {
   const std::size_t line = line_size();
   if (line == 0) return std::nullopt;
   const Link& last = links_[line - 1];
@@ -183,6 +210,11 @@ std::optional<ChainOrder::Move> ChainOrder::Rejoin() {
     const bool kept_up = l.leaf_since <= window_start_ && l.held + options_.min_lag > last.held &&
                          options_.slow_share * (l.held - l.held_at_start) >= last_gain;
     if (!kept_up) continue;
+    // Not slow: what it fell behind was the link before it.
+    if (Link* ahead = Find(l.fell_behind); ahead && !ahead->leaf) {
+      ahead->suspect_until = now + options_.windows_to_move * options_.window;
+    }
+    l.fell_behind = 0;
     l.leaf = false;
     l.streak = {};
     std::rotate(links_.begin() + static_cast<std::ptrdiff_t>(line),
@@ -209,7 +241,6 @@ std::optional<ChainOrder::Move> ChainOrder::ReviewHead(std::uint32_t gain, bool 
   const bool running = links_[1].linked && links_[1].linked_since <= window_start_;
   if (options_.probe_head && !probed_ && running && head_gain_ > 0 &&
       head_windows_ >= options_.probe_windows) {
-    probed_ = true;
     // The probe ends the first head's tenure before `head_windows`: its
     // rate is a reference all the same. Without one, a slow second
     // subscriber, head after the probe, was never judged, and held the
@@ -218,19 +249,14 @@ std::optional<ChainOrder::Move> ChainOrder::ReviewHead(std::uint32_t gain, bool 
     // gains about 10 in 2 windows, never `min_sample`. A small sample
     // does not judge alone: a later head is judged only once the
     // reference's worth over its windows reaches `min_sample`.
-    reference_rate_ = std::max(reference_rate_, rate);
+    EndFirstHeadTenure();
     const Move move{head.id, Reason::kHeadProbe};
     // To the end of the line, not a leaf: a leaf ahead of the whole line
     // would get nothing for seconds and go to the BitTorrent wire, whose
     // requests then take the line's uplinks (0.5 s on N = 8, session 15).
     // Not second either: a slow head there holds everyone behind it to
     // its rate until it falls behind (see the header).
-    std::rotate(links_.begin(), links_.begin() + 1,
-                links_.begin() + static_cast<std::ptrdiff_t>(line));
-    links_[0].linked = false;  // the new head takes from the seed
-    Link& old = links_[line - 1];
-    old.linked = false;  // until the sender links it to the line's last link
-    old.streak = {};
+    MoveToLineEnd(0);
     return move;
   }
   if (head_windows_ < options_.head_windows) return std::nullopt;

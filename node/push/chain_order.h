@@ -59,8 +59,21 @@
 //   3, 16 gets on 2 cores made 3 leaves and took 2.46x of the limit where
 //   the chain without leaves took 1.62-2.09x (session 15).
 //
-// Not covered: a slow uplink (the link after it falls behind, and becomes
-// a leaf in its place), and a second slow link once the one leaf is taken.
+// - A slow uplink shows as the link after it falling behind: that link
+//   becomes a leaf, keeps up with the line's last link, and rejoins; then
+//   the next link behind the same one falls behind it too, within
+//   `windows_to_move` windows. Two links in a row that fell behind one
+//   link, the first of them found not slow: the link they fell behind is
+//   the slow one. It moves to the end of the line
+//   (it feeds no one there but the leaves), and the link behind it takes
+//   from the one before it, or from the seed. A seed on a link 4x faster
+//   than its receivers keeps the head's download queue full (Cubic fills
+//   any buffer), and the ACKs of what the head forwards wait in it: the
+//   head forwarded at a fraction of the line for its first 0.5-1 s, and
+//   every link that came behind it became a leaf in turn, 0.2 s each,
+//   until the probe (session 26).
+//
+// Not covered: a second slow link once the one leaf is taken.
 //
 // Pure bookkeeping: no I/O; the caller passes the time. Not thread-safe;
 // owned by the push sender's thread. A link that does not take pieces from
@@ -125,13 +138,15 @@ class ChainOrder {
     kSlowHead,    // the head, `moved`, gained under a share of the reference
     kHeadProbe,   // the first head, `moved`, went to the end of the line, once
     kRejoined,    // the leaf `moved` keeps up with the line: its last link now
+    kSlowUplink,  // `behind` fell behind `moved`, which goes to the end of the line
   };
-  // What a review decided: `moved` became a leaf (kHeadProbe, kRejoined:
-  // the line's last link).
+  // What a review decided: `moved` became a leaf (kHeadProbe, kRejoined,
+  // kSlowUplink: the line's last link).
   struct Move {
     SubscriberId moved;
     Reason reason;
-    SubscriberId ahead = 0;  // kFellBehind
+    SubscriberId ahead = 0;   // kFellBehind
+    SubscriberId behind = 0;  // kSlowUplink
   };
 
   explicit ChainOrder(Options options = {}) : options_(options) {}
@@ -209,11 +224,25 @@ class ChainOrder {
     std::uint32_t ahead_from = 0;
     std::uint32_t own_from = 0;
     Streak streak;  // the current one
+    // A leaf's: the link it fell behind (kFellBehind), else 0.
+    SubscriberId fell_behind = 0;
+    // A link behind this one fell behind it and, a leaf, proved not slow
+    // (it rejoined): the next to fall behind it until then moves it
+    // (kSlowUplink). `windows_to_move` windows: a slow uplink leaves the
+    // next link behind at once; a stall long past is no evidence.
+    Clock::time_point suspect_until{};
   };
   Link* Find(SubscriberId id);
   // Links in the line: links_[0, line_size()); the leaves follow.
   std::size_t line_size() const;
   void MakeLeaf(std::size_t index, Clock::time_point now);
+  // Link `index` of the line goes to the line's end, unlinked until the
+  // sender links it to the last link; the head's successor then takes
+  // from the seed.
+  void MoveToLineEnd(std::size_t index);
+  // The first head's tenure ends (the probe, or its slow uplink): its rate
+  // is a reference all the same (see ReviewHead).
+  void EndFirstHeadTenure();
   // Notes when links_[0] became the head.
   void NoteHead(Clock::time_point now);
   // What link i (not the head) and the one before it gained in the
@@ -230,7 +259,7 @@ class ChainOrder {
   bool FellBehind(std::size_t i, bool window_open) const;
   // At a window's end: the first leaf that kept up with the line's last
   // link in it rejoins the line, at its end.
-  std::optional<Move> Rejoin();
+  std::optional<Move> Rejoin(Clock::time_point now);
   // The head's review, after the others'.
   // `room`: another leaf is allowed.
   std::optional<Move> ReviewHead(std::uint32_t gain, bool room, Clock::time_point now);

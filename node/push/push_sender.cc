@@ -407,6 +407,11 @@ void PushSender::Loop::ReviewChain() {
             "rejoins the line at its end: as a leaf it kept up with the line's last link, "
             "so it was not slow (a stall)";
         break;
+      case ChainOrder::Reason::kSlowUplink:
+        what = "moves to the end of the line: subscriber " + name(move->behind) +
+               " fell behind it, as did the one before, which then kept up as a leaf: "
+               "its uplink is the slow one";
+        break;
     }
     log_.Info("push: chain: subscriber " + name(move->moved) + " " + what);
     HandOutChain();

@@ -219,6 +219,69 @@ TEST_F(ChainOrderTest, ASlowLeafNeverRejoins) {
   EXPECT_EQ(chain_.places(), (std::vector<P>{{1, false}, {2, false}, {3, true}}));
 }
 
+// The head forwards slowly (its ACKs wait behind a fast seed's pieces):
+// whoever is second falls behind it.
+TEST_F(ChainOrderTest, ASecondLinkFallingBehindTheOneAStalledLeafFellBehindMovesThatOne) {
+  Start(4, 0, /*probe_head=*/false, /*max_leaves=*/1);
+  Window({40, 4, 4, 4});
+  auto move = Window({40, 4, 4, 4});
+  ASSERT_TRUE(move);  // 2 a leaf: 1 3 4 2
+  EXPECT_EQ(move->moved, 2u);
+  chain_.SetLinked(3, true, now_);
+  chain_.SetLinked(2, true, now_);
+  // 2, fed by 4, keeps up with it: not slow. 3, now behind 1, gains a
+  // tenth of what 1 gains, as 2 did.
+  move = Window({40, 4, 4, 4});
+  ASSERT_TRUE(move);
+  EXPECT_EQ(move->reason, ChainOrder::Reason::kRejoined);
+  EXPECT_EQ(chain_.order(), (Ids{1, 3, 4, 2}));
+  move = Window({40, 4, 4, 4});
+  ASSERT_TRUE(move) << "3 fell behind 1 for two windows";
+  EXPECT_EQ(move->reason, ChainOrder::Reason::kSlowUplink);
+  EXPECT_EQ(move->moved, 1u);
+  EXPECT_EQ(move->behind, 3u);
+  using P = ChainOrder::Place;
+  EXPECT_EQ(chain_.places(), (std::vector<P>{{3, false}, {4, false}, {2, false}, {1, false}}));
+  EXPECT_FALSE(chain_.Linked(3)) << "the new head takes from the seed";
+  EXPECT_FALSE(chain_.Linked(1)) << "until it is linked to 2";
+  EXPECT_EQ(chain_.previous_head(), 1u) << "3 takes what it lacks from 1";
+}
+
+TEST_F(ChainOrderTest, AStallLongPastIsNoEvidenceAgainstTheOneBefore) {
+  Start(4, 0, /*probe_head=*/false, /*max_leaves=*/1);
+  Window({40, 0, 0, 0});
+  ASSERT_TRUE(Window({40, 0, 0, 0}));  // 2 stalled: a leaf, 1 3 4 2
+  chain_.SetLinked(3, true, now_);
+  chain_.SetLinked(2, true, now_);
+  ASSERT_TRUE(Window({40, 40, 40, 40}));  // 2 rejoins: 1 3 4 2
+  for (int w = 0; w < 4; ++w) EXPECT_FALSE(Window({40, 40, 40, 40}));
+  // Long after, 3 is slow: it is the one that becomes a leaf.
+  Window({40, 40, 4, 4});
+  auto move = Window({40, 40, 4, 4});
+  ASSERT_TRUE(move);
+  EXPECT_EQ(move->reason, ChainOrder::Reason::kFellBehind);
+  EXPECT_EQ(move->moved, 3u);
+}
+
+TEST_F(ChainOrderTest, ALinkFallingBehindASlowUplinkNeedsNoLeafsPlace) {
+  Start(5, 0, /*probe_head=*/false, /*max_leaves=*/1);
+  // 3 forwards slowly: 4 falls behind it, becomes a leaf, and keeps up
+  // as one; then 5 falls behind 3.
+  Window({40, 40, 40, 4, 4});
+  ASSERT_TRUE(Window({40, 40, 40, 4, 4}));  // 1 2 3 5 4
+  chain_.SetLinked(5, true, now_);
+  chain_.SetLinked(4, true, now_);
+  ASSERT_TRUE(Window({40, 40, 40, 4, 4}));  // 4 rejoins: 1 2 3 5 4
+  EXPECT_EQ(chain_.order(), (Ids{1, 2, 3, 5, 4}));
+  auto move = Window({40, 40, 40, 4, 4});
+  ASSERT_TRUE(move);
+  EXPECT_EQ(move->reason, ChainOrder::Reason::kSlowUplink);
+  EXPECT_EQ(move->moved, 3u);
+  EXPECT_EQ(chain_.order(), (Ids{1, 2, 5, 4, 3}));
+  EXPECT_TRUE(chain_.Linked(2));
+  EXPECT_FALSE(chain_.Linked(3));
+}
+
 TEST_F(ChainOrderTest, NoMoreLeavesThanMaxLeaves) {
   // Eight links, each behind slower than the one before: a busy machine.
   Start(8, 0, /*probe_head=*/false, /*max_leaves=*/2);
