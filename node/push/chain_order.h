@@ -64,14 +64,14 @@
 //   the next link behind the same one falls behind it too, within
 //   `windows_to_move` windows. Two links in a row that fell behind one
 //   link, the first of them found not slow: the link they fell behind is
-//   the slow one. It moves to the end of the line
-//   (it feeds no one there but the leaves), and the link behind it takes
-//   from the one before it, or from the seed. A seed on a link 4x faster
-//   than its receivers keeps the head's download queue full (Cubic fills
-//   any buffer), and the ACKs of what the head forwards wait in it: the
-//   head forwarded at a fraction of the line for its first 0.5-1 s, and
-//   every link that came behind it became a leaf in turn, 0.2 s each,
-//   until the probe (session 26).
+//   the slow one. It moves to the end of the line (it feeds no one there
+//   but the leaves), and the link behind it takes from the one before
+//   it, or from the seed. A seed on a link 4x faster than its receivers
+//   keeps the head's download queue full (Cubic fills any buffer), and
+//   the ACKs of what the head forwards wait in it: the head forwarded at
+//   a fraction of the line for its first 0.5-1 s, and every link that
+//   came behind it became a leaf in turn, 0.2 s each, until the probe
+//   (session 26).
 //
 // Not covered: a second slow link once the one leaf is taken.
 //
