@@ -13,30 +13,13 @@
 #include <vector>
 
 #include "node/push/tcp.h"
+#include "tests/push/loopback_pair.h"
 
 namespace swarmcast::push {
 namespace {
 
-struct Pair {
-  TcpListener listener;
-  UniqueFd client, server;
-};
-
-// A connected loopback pair; the server side is non-blocking.
-Pair Connect() {
-  Pair p;
-  auto listener = ListenTcp("127.0.0.1", 0);
-  EXPECT_TRUE(listener) << listener.error();
-  p.listener = std::move(*listener);
-  auto client = ConnectTcp("127.0.0.1:" + std::to_string(p.listener.port), 5000);
-  EXPECT_TRUE(client) << client.error();
-  p.client = std::move(*client);
-  pollfd pfd{p.listener.fd.get(), POLLIN, 0};
-  EXPECT_EQ(::poll(&pfd, 1, 5000), 1);
-  p.server = UniqueFd(::accept4(p.listener.fd.get(), nullptr, nullptr, SOCK_NONBLOCK));
-  EXPECT_TRUE(p.server);
-  return p;
-}
+using Pair = testing::LoopbackPair;
+constexpr auto Connect = testing::ConnectLoopback;
 
 // Bytes a non-blocking socket accepts before EAGAIN, its peer not reading.
 std::size_t BytesTakenBeforeEagain(int fd) {
