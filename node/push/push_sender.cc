@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -19,6 +20,7 @@
 #include "node/push/piece_frames.h"
 #include "node/push/push_scheduler.h"
 #include "node/push/tcp.h"
+#include "node/push/tcp_path.h"
 #include "node/push/token_bucket.h"
 #include "proto/mutex.h"
 
@@ -56,7 +58,9 @@ class PushSender::Loop {
         admission_(AdmissionPolicy{options_.max_subscribers, options_.max_connections_per_address,
                                    options_.hello_timeout, proto::TokenSet(options_.tokens)}),
         chain_(options_.chain_review),
-        bucket_(options_.max_rate) {}
+        bucket_(options_.max_rate) {
+    if (options_.chain && options_.head_pacing) pacer_.emplace(*options_.head_pacing);
+  }
 
   bool Init(std::string* error) {
     epoll_ = UniqueFd(::epoll_create1(EPOLL_CLOEXEC));
@@ -199,6 +203,10 @@ class PushSender::Loop {
   void ReviewChain();
   // Chain: the first subscriber, the only one the seed pushes to.
   std::optional<SubscriberId> ChainHead() const;
+  // Chain: sets the pacing ceiling of the head's socket
+  // (node/push/head_pacer.h); at once when the head changed.
+  void PaceHead();
+  void LogCeiling(const HeadPacer::Ceiling& ceiling, bool new_head);
   void TakePendingHas();
   void UpdateStats(const std::function<void(PushSenderStats&)>& f) {
     MutexLock lock(stats_mutex_);
@@ -224,6 +232,7 @@ class PushSender::Loop {
   // connection order, which differs), so a newcomer always joins at the
   // tail and never splits a working link; a slow link becomes a leaf.
   ChainOrder chain_;
+  std::optional<HeadPacer> pacer_;  // chain seed, unless options say none
   SubscriberId next_id_ = 1;
   bool stopping_ = false;
   bool congestion_refused_ = false;  // said once: the host's default stays
@@ -306,6 +315,45 @@ std::optional<SubscriberId> PushSender::Loop::ChainHead() const {
     if (!s.closing && s.fd) return id;
   }
   return std::nullopt;
+}
+
+void PushSender::Loop::PaceHead() {
+  const auto now = Clock::now();
+  const SubscriberId head = ChainHead().value_or(0);
+  const bool new_head = head != pacer_->head();
+  if (new_head || (head != 0 && now >= pacer_->next_step())) {
+    const int fd = head == 0 ? -1 : subscribers_.at(head).fd.get();
+    const auto path = fd < 0 ? std::optional<TcpPathSample>(TcpPathSample{}) : ReadTcpPath(fd);
+    const auto ceiling = path ? pacer_->Observe(now, head, *path) : std::nullopt;
+    if (ceiling && fd >= 0) {
+      if (SetMaxPacingRate(fd, ceiling->bytes_per_second)) {
+        LogCeiling(*ceiling, new_head);
+      } else {
+        log_.Warning(std::string("push: chain: cannot pace the push to the head: ") +
+                     std::strerror(errno));
+      }
+    }
+  }
+  if (pacer_->head() == 0) return;
+  const auto until = std::chrono::ceil<std::chrono::milliseconds>(pacer_->next_step() - now);
+  wait_ms_ = std::min<int>(wait_ms_, static_cast<int>(std::max<std::int64_t>(until.count(), 1)));
+}
+
+void PushSender::Loop::LogCeiling(const HeadPacer::Ceiling& ceiling, bool new_head) {
+  if (ceiling.bytes_per_second == 0) return;
+  char text[96];
+  std::snprintf(text, sizeof text, "at up to %.1f MB/s",
+                static_cast<double>(ceiling.bytes_per_second) / 1e6);
+  const std::string what = "push: chain: paces the push to head subscriber " +
+                           std::to_string(ceiling.head) + " (" +
+                           subscribers_.at(ceiling.head).address + ") " + text;
+  if (!new_head) return log_.Debug(what);  // a step's change: several a second at times
+  if (pacer_->best_rate() <= 0) {
+    return log_.Info(what + " (the first head: it rises while it holds the push back)");
+  }
+  std::snprintf(text, sizeof text, " (a new head: %.2fx the best rate a head took)",
+                options_.head_pacing->gain);
+  log_.Info(what + text);
 }
 
 // Each subscriber is told the one before it (a leaf: the line's last link)
@@ -445,6 +493,7 @@ void PushSender::Loop::Run() {
     }
     ResumeAccepting();
     if (options_.chain) ReviewChain();
+    if (pacer_) PaceHead();
     // Control frames queued outside Drive() (PEERS) go out first.
     for (auto& [id, s] : subscribers_) {
       if (s.fd && !s.job && !s.control.empty() && !s.want_write) Drive(id, s);

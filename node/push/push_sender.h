@@ -49,6 +49,7 @@
 
 #include "node/push/chain_order.h"
 #include "node/push/fanout_backend.h"
+#include "node/push/head_pacer.h"
 #include "node/push/subscriber_addresses.h"
 #include "proto/content_layout.h"
 #include "proto/log.h"
@@ -96,6 +97,10 @@ struct PushSenderOptions {
   bool chain = false;
   // Chain: when a link counts as slow and becomes a leaf.
   ChainOrderOptions chain_review;
+  // Chain: a pacing ceiling on the push to a new head, so that its cold
+  // connection's slow start does not overflow the head's switch port
+  // (node/push/head_pacer.h); nullopt: none.
+  std::optional<HeadPacerOptions> head_pacing = HeadPacerOptions{};
   // Seed with more subscribers than this: at most this many at once hold
   // pushed bytes they have not acknowledged (0: no limit). A piece can be
   // re-served over the wire only once it is whole, so a seed that starts
