@@ -23,7 +23,10 @@ std::optional<HeadPacer::Ceiling> HeadPacer::Observe(Clock::time_point now, Subs
     tenure_.push_back({now, path.bytes_acked});
     starting_ = best_rate_ <= 0;
     bound_steps_ = 0;
-    ceiling_ = starting_ ? options_.initial_rate : best_rate_ * options_.gain;
+    // Never under initial_rate: a 5 ms step at a slow first head's rate
+    // (1.6 MB/s) is a few segments, too few to tell whether the ceiling
+    // holds the socket back, and the next head then stayed there.
+    ceiling_ = std::max(options_.initial_rate, starting_ ? 0 : best_rate_ * options_.gain);
     return Ceiling{head, static_cast<std::uint64_t>(ceiling_)};
   }
   if (head == 0) return std::nullopt;

@@ -15,9 +15,10 @@
 // So the head's socket gets a pacing ceiling (SO_MAX_PACING_RATE), looked
 // at every `step`:
 // - A new head starts at `gain` times the best rate a head's socket
-//   delivered so far (over `rate_span`). Slow start then fills the port's
-//   queue at a quarter of the link's rate, not three times it, and TCP
-//   backs off on a few losses with the link still full.
+//   delivered so far (over `rate_span`), or `initial_rate` if higher.
+//   Slow start then fills the port's queue at a quarter of the link's
+//   rate, not three times it, and TCP backs off on a few losses with the
+//   link still full.
 // - The first head, with no rate known, starts at `initial_rate`, and
 //   the ceiling rises by `raise` after every step in which it held the
 //   socket back: no queue past the seed (no more in flight than the rate

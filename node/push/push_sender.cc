@@ -351,6 +351,10 @@ void PushSender::Loop::LogCeiling(const HeadPacer::Ceiling& ceiling, bool new_he
   if (pacer_->best_rate() <= 0) {
     return log_.Info(what + " (the first head: it rises while it holds the push back)");
   }
+  const double gained = pacer_->best_rate() * options_.head_pacing->gain;
+  if (gained < static_cast<double>(ceiling.bytes_per_second)) {
+    return log_.Info(what + " (a new head: the least a ceiling starts at)");
+  }
   std::snprintf(text, sizeof text, " (a new head: %.2fx the best rate a head took)",
                 options_.head_pacing->gain);
   log_.Info(what + text);
