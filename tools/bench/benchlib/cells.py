@@ -5,7 +5,10 @@ fault (a process killed during the run, benchlib/faults.py).
 
 Spec syntax (run-bench --cells):
 MiB:RATE:N[,N...][:seed=RATE][:slow=RATE|:slowfirst=RATE][:fault=seed-kill|
-:fault=forwarder-kill], cells separated by ';'; each kind at most once.
+:fault=forwarder-kill][:burst=BYTES], cells separated by ';'; each kind at
+most once. `burst` gives this cell's links another tbf bucket than
+run-bench --tbf-burst (a small one: links that serialize what they send,
+as a real one does, benchlib/lan.py Lan._cap_gso).
 `slow` shapes the last receiver (host N), `slowfirst` the first (host 1,
 started first, so most often the first to subscribe: a chain's head, the
 worst place for a slow link in a chain). A fault with a slow receiver
@@ -16,13 +19,13 @@ fault otherwise."""
 from typing import NamedTuple
 
 from .faults import KINDS as FAULT_KINDS
-from .lan import parse_rate
+from .lan import MAX_TBF_BURST, MIN_TBF_BURST, parse_rate
 
 MiB = 1 << 20
 GiB = 1 << 30
 
 
-KINDS = ("seed", "slow", "slowfirst", "fault")
+KINDS = ("seed", "slow", "slowfirst", "fault", "burst")
 
 
 class Cell(NamedTuple):
@@ -70,6 +73,12 @@ class Cell(NamedTuple):
         """The fault kind (benchlib/faults.py), or None."""
         return self._value("fault")
 
+    @property
+    def tbf_burst(self):
+        """This cell's tbf bucket in bytes, or None (run-bench --tbf-burst)."""
+        v = self._value("burst")
+        return int(v) if v else None
+
     def host_rates(self):
         """Hosts whose link rate differs: {host index: bits/s} (host 0 is the seed)."""
         rates = {}
@@ -81,7 +90,7 @@ class Cell(NamedTuple):
 
     def label(self):
         text = f"{self.size >> 20} MiB, {self.rate}"
-        seed, slow, first, fault = (self._value(k) for k in KINDS)
+        seed, slow, first, fault, burst = (self._value(k) for k in KINDS)
         if seed:
             text += f", seed {seed}"
         if slow:
@@ -91,6 +100,8 @@ class Cell(NamedTuple):
         if fault:
             text += {"seed-kill": ", seed killed after one copy",
                      "forwarder-kill": ", r1 killed mid-way"}.get(fault, f", {fault}")
+        if burst:
+            text += f", {int(burst) >> 10} KiB bucket"
         return text
 
     def tag(self):
@@ -101,7 +112,7 @@ class Cell(NamedTuple):
 def parse(spec):
     """'64:100mbit:1,2,4;64:100mbit:8:seed=400mbit' -> [Cell, ...]."""
     want = ("want MiB:RATE:N[,N...][:seed=RATE][:slow=RATE|:slowfirst=RATE]"
-            f"[:fault={'|'.join(FAULT_KINDS)}]")
+            f"[:fault={'|'.join(FAULT_KINDS)}][:burst=BYTES]")
     cells = []
     for part in spec.split(";"):
         fields = part.split(":")
@@ -121,6 +132,12 @@ def parse(spec):
             if kind == "fault":
                 if odd not in FAULT_KINDS:
                     raise ValueError(f"cell {part!r}: fault is one of {', '.join(FAULT_KINDS)}")
+            elif kind == "burst":
+                if not odd.isdigit() or not MIN_TBF_BURST <= int(odd) <= MAX_TBF_BURST:
+                    raise ValueError(f"cell {part!r}: burst is {MIN_TBF_BURST}.."
+                                     f"{MAX_TBF_BURST} bytes")
+                if parse_rate(rate) == 0:
+                    raise ValueError(f"cell {part!r}: burst needs a shaped rate")
             else:
                 parse_rate(odd)
         cell = Cell(int(size) * MiB, rate, 1, ":".join(fields[3:]))

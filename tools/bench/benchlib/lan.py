@@ -36,6 +36,10 @@ SUBNET = "10.77.0"
 DEFAULT_TBF_BURST = 128 * 1024
 MIN_TBF_BURST = 4 * 1024
 MAX_TBF_BURST = 16 * 1024 * 1024
+# A bucket below this does not hold a full GSO packet (64 KiB of payload and
+# the headers of its 45 segments): the hosts' GSO packets are then capped
+# to fit (Lan._cap_gso), so that tbf still never splits one.
+FULL_GSO_PACKET = 68 * 1024
 
 
 def _run(args, check=True):
@@ -109,6 +113,22 @@ class Lan:
         if host_queue:
             _run(["tc", "-n", ns, "qdisc", "add", "dev", dev, "parent", "1:1", "pfifo_fast"])
 
+    def _cap_gso(self, ns):
+        """With a bucket smaller than a full GSO packet, caps the host's GSO
+        packets to half the bucket (room for every segment's headers), so
+        that tbf never splits one into single segments (see
+        DEFAULT_TBF_BURST) and the bucket alone sets the burst.
+
+        Why a small bucket: tbf sends up to a bucket at once after the link
+        was idle, so a 128 KiB bucket lets a 64 KiB piece cross a 10 Mbit/s
+        hop in one go (0 ms) where a real link takes 52 ms to serialize it,
+        and a chain that forwards whole pieces pays that once a hop
+        (docs/benchmarks.md, "What the bucket hid: a chain's depth")."""
+        if not self.rate_bps or self.tbf_burst >= FULL_GSO_PACKET:
+            return
+        _run(["ip", "-n", ns, "link", "set", "dev", "eth0", "gso_max_size",
+              str(self.tbf_burst // 2)])
+
     def _add_ns(self, name):
         _run(["ip", "netns", "add", name])
         self.created.append(name)
@@ -135,6 +155,7 @@ class Lan:
             _run(["ip", "-n", h, "link", "set", "eth0", "up"])
             # udpcast: multicast leaves through eth0 (there is no default route).
             _run(["ip", "-n", h, "route", "add", "224.0.0.0/4", "dev", "eth0"])
+            self._cap_gso(h)
             self._shape(h, "eth0", self.rate_of(i), host_queue=True)
             self._shape(br, f"p{i}", self.rate_of(i), host_queue=False)
         self._static_neighbours()
