@@ -42,7 +42,11 @@
 //   falls behind (as second, it held everyone behind it to its rate until
 //   then: 1.05 s of a 5.4 s transfer, session 18). A healthy chain loses
 //   nothing: the old head, ahead of the line, waits for the line's last
-//   link to catch up with it and is then as deep as that one was.
+//   link to catch up with it and is then as deep as that one was. It
+//   stays the line's last link: links that join later go in front of it,
+//   for it would hold them up while it waits for its new source (its PEERS
+//   queued behind the pieces the seed wrote to it as head) and feeds the
+//   new head what that one lacks (session 29).
 //   A head's rate is its pieces over its windows as head; the
 //   best rate of a head that gained at least `min_sample` pieces over
 //   `head_windows` windows, or of the first head until the probe, is the
@@ -152,7 +156,8 @@ class ChainOrder {
   explicit ChainOrder(Options options = {}) : options_(options) {}
 
   // A new link at the end of the line (before the leaves), holding the
-  // pieces its HELLO named.
+  // pieces its HELLO named; in front of the probed first head while that
+  // one is the line's last link (see ReviewHead's probe).
   void Join(SubscriberId id, std::vector<bool> have);
   // A link gone (left, dropped, done). When the line is left empty, the
   // leaf with the most pieces becomes it.
@@ -280,6 +285,8 @@ class ChainOrder {
   // The best rate (pieces a window) of a head with a sample; 0: none yet.
   double reference_rate_ = 0;
   bool probed_ = false;
+  // The first head the probe moved to the end of the line (0: none yet).
+  SubscriberId probed_head_ = 0;
 };
 
 }  // namespace swarmcast::push

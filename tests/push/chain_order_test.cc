@@ -331,6 +331,32 @@ TEST_F(ChainOrderTest, TheFirstHeadMovesToTheEndOfTheLineOnceTheChainRuns) {
   EXPECT_EQ(chain_.previous_head(), 0u) << "gone: no longer a source";
 }
 
+TEST_F(ChainOrderTest, LinksThatJoinAfterTheProbeGoInFrontOfTheProbedHead) {
+  Start(3, 0, /*probe_head=*/true);
+  EXPECT_FALSE(Window({40, 40, 40}));
+  ASSERT_TRUE(Window({40, 40, 40}));
+  EXPECT_EQ(chain_.order(), (Ids{2, 3, 1}));
+  // It waits for its new source, and feeds the new head what it lacks:
+  // nobody behind it waits with it.
+  chain_.Join(4, std::vector<bool>(kPieces));
+  chain_.Join(5, std::vector<bool>(kPieces));
+  EXPECT_EQ(chain_.order(), (Ids{2, 3, 4, 5, 1}));
+  chain_.Leave(5);
+  chain_.Leave(4);
+  chain_.Leave(3);
+  EXPECT_EQ(chain_.order(), (Ids{2, 1}));
+  chain_.Leave(2);
+  // Alone, it is the head again: a newcomer goes behind it.
+  chain_.Join(6, std::vector<bool>(kPieces));
+  EXPECT_EQ(chain_.order(), (Ids{1, 6}));
+}
+
+TEST_F(ChainOrderTest, WithoutTheProbeNewcomersJoinAtTheEndOfTheLine) {
+  Start(3);
+  chain_.Join(4, std::vector<bool>(kPieces));
+  EXPECT_EQ(chain_.order(), (Ids{1, 2, 3, 4}));
+}
+
 TEST_F(ChainOrderTest, TheProbeTakesASlowFirstHeadOutOfEveryonesWay) {
   Start(4, 0, /*probe_head=*/true);
   // Everyone at the slow head's rate, until the probe.
