@@ -82,6 +82,9 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   options.tokens = f.tokens;
   options.max_in_flight = f.in_flight;
   options.chain = chain;
+  // Its head passes each chunk on as it lands (PushSender::Relay): a hop
+  // then costs a chunk's time, not a piece's.
+  if (chain) options.max_chunk = push::kRelayChunkLength;
   // Fan-out: the seed's wire gate keeps its subscribers off its wire while
   // it pushes to them. A chain's links keep off the wire themselves while
   // the chain brings pieces (GetPushSettings::chain), and the seed pushes
@@ -291,6 +294,8 @@ void WireGetPush(const GetPushSettings& f, const SeedPushRecord& record,
       hooks.on_peers = [&state](std::vector<std::string> endpoints) {
         if (state.group) state.group->OnPeers(endpoints);
       };
+      // The seed never subscribes to a link: nothing to keep from it.
+      options.on_chunk = state.group->chunk_relay("");
       hooks.on_ended = [&state, log] {
         if (state.group) state.group->OnSeedChannelEnded();
         // A chain link without its seed joins the swarm at once rather

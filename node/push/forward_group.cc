@@ -70,6 +70,8 @@ void ForwardGroup::OnPeers(const std::vector<std::string>& endpoints) {
     h.post = hooks_.post;
     h.add_piece = hooks_.add_piece;
     h.log = hooks_.log;
+    auto parsed = proto::ParseEndpoint(endpoint);
+    o.on_chunk = chunk_relay(parsed ? SubscriberAddresses::Normalize(parsed->host) : "");
     h.claim = [this](std::uint32_t piece) { return Claim(piece); };
     auto d = PushDownload::Start(o, identity_, verified_, std::move(h));
     if (!d) {
@@ -189,6 +191,7 @@ void ForwardGroup::StartForwarder(std::uint32_t anchor_file) {
   o.forwarder = true;
   o.addresses = options_.addresses;
   o.anchor_file = anchor_file;
+  if (options_.chain) o.max_chunk = kRelayChunkLength;
   if (!options_.token.empty()) o.tokens = {options_.token};
   auto sender = PushSender::Start(std::move(source), std::move(o), hooks_.log);
   if (!sender) {
@@ -197,6 +200,10 @@ void ForwardGroup::StartForwarder(std::uint32_t anchor_file) {
     return;
   }
   forwarder_ = std::move(*sender);
+  if (options_.chain) {
+    MutexLock lock(relay_->mutex);
+    relay_->sender = forwarder_.get();
+  }
   forward_port_ = forwarder_->port();
   hooks_.log.Info("push: forwarding on port " + std::to_string(forwarder_->port()) + " with the " +
                   std::string(forwarder_->backend_name()) + " fan-out");
@@ -214,7 +221,19 @@ void ForwardGroup::Stop() {
   stopped_ = true;
   StopPeerChannels("transfer ending");
   if (forwarder_) forwarder_last_ = forwarder_->stats();
+  {
+    MutexLock lock(relay_->mutex);
+    relay_->sender = nullptr;
+  }
   forwarder_.reset();
+}
+
+std::function<void(const proto::Piece& chunk)> ForwardGroup::chunk_relay(std::string from) const {
+  if (!options_.chain) return nullptr;
+  return [relay = relay_, from = std::move(from)](const proto::Piece& chunk) {
+    MutexLock lock(relay->mutex);
+    if (relay->sender) relay->sender->Relay(chunk, from);
+  };
 }
 
 ForwardGroupStats ForwardGroup::stats() const {
@@ -227,7 +246,7 @@ ForwardGroupStats ForwardGroup::stats() const {
     st.duplicate_pieces += d->duplicate_pieces();
   }
   const PushSenderStats s = forwarder_ ? forwarder_->stats() : forwarder_last_;
-  st.forwarded_bytes = s.payload_bytes;
+  st.forwarded_bytes = s.payload_bytes + s.relayed_bytes;
   st.forwarded_pieces = s.pieces_sent;
   st.forward_subscribers = s.subscribers;
   st.fanout_calls = s.fanout_calls;

@@ -44,6 +44,7 @@
 #include "node/push/push_download.h"
 #include "node/push/push_sender.h"
 #include "proto/log.h"
+#include "proto/mutex.h"
 
 namespace swarmcast::push {
 
@@ -130,7 +131,20 @@ class ForwardGroup {
 
   ForwardGroupStats stats() const;
 
+  // A chain link's receivers (the seed's channel too) hand this each
+  // chunk as it lands, and this node's forwarder passes it on at once
+  // (PushSender::Relay), not back to `from` (the channel's host). Safe
+  // from any thread, and after Stop(); empty unless
+  // ForwardGroupOptions::chain.
+  std::function<void(const proto::Piece& chunk)> chunk_relay(std::string from) const;
+
  private:
+  // The forwarder as the receive threads see it: set once it runs,
+  // cleared before it stops.
+  struct RelayTarget {
+    Mutex mutex;
+    PushSender* sender GUARDED_BY(mutex) = nullptr;
+  };
   // Starts this node's forwarder, keeping content file `anchor_file` open.
   void StartForwarder(std::uint32_t anchor_file);
   // Offers a verified piece to this node's forwarder, starting it first.
@@ -149,6 +163,7 @@ class ForwardGroup {
   // channel to the same endpoint follows the first, stopped, one.
   std::vector<std::pair<std::string, std::unique_ptr<PushDownload>>> peers_;
   std::unique_ptr<PushSender> forwarder_;
+  std::shared_ptr<RelayTarget> relay_ = std::make_shared<RelayTarget>();
   PushSenderStats forwarder_last_;  // its figures when it stopped
   std::uint16_t forward_port_ = 0;
   bool forwarder_failed_ = false;

@@ -9,11 +9,12 @@ FanoutJob PieceFrames::job(std::size_t i) const {
 
 Result<std::shared_ptr<const PieceFrames>, std::string> PieceFrames::Make(ContentFiles& files,
                                                                           std::uint32_t piece,
-                                                                          bool forward) {
+                                                                          bool forward,
+                                                                          std::uint32_t max_chunk) {
   auto out = std::make_shared<PieceFrames>();
   out->piece = piece;
   const proto::Geometry& g = files.layout().geometry();
-  for (const proto::Chunk& c : files.layout().ChunksOf(piece)) {
+  for (const proto::Chunk& c : files.layout().ChunksOf(piece, max_chunk)) {
     auto fd = files.Open(c.file);
     if (!fd) return Unexpected(fd.error());
     Frame f;

@@ -33,10 +33,11 @@ struct PieceFrames {
   FanoutJob job(std::size_t frame) const;
 
   // The frames of `piece`, with its files open; or why a file cannot be.
-  // `forward`: PIECE frames, else DIRECT (proto/push_frame.h).
-  static Result<std::shared_ptr<const PieceFrames>, std::string> Make(ContentFiles& files,
-                                                                      std::uint32_t piece,
-                                                                      bool forward);
+  // `forward`: PIECE frames, else DIRECT (proto/push_frame.h); each
+  // carries at most `max_chunk` bytes.
+  static Result<std::shared_ptr<const PieceFrames>, std::string> Make(
+      ContentFiles& files, std::uint32_t piece, bool forward,
+      std::uint32_t max_chunk = proto::kMaxChunkLength);
 };
 
 }  // namespace swarmcast::push

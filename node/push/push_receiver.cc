@@ -272,6 +272,7 @@ PushReceiver::ChunkOutcome PushReceiver::OnChunk(const proto::Piece& chunk, std:
     QueueFrame(ByeFor(proto::ByeReason::kProtocolError, added.error().message()));
     return ChunkOutcome::kRefused;
   }
+  if (options_.on_chunk) options_.on_chunk(chunk);
   if (*added) {
     ++pieces_;
     on_piece_((*added)->piece, std::move((*added)->data), (*added)->forward);

@@ -95,6 +95,10 @@ struct PushReceiverOptions {
   // Receive thread, once: the seed answered our HELLO with its own (it has
   // taken the subscription). May be empty.
   std::function<void()> on_subscribed;
+  // Receive thread: a chunk the assembler took (its payload valid during
+  // the call), before the piece it completes, if any, goes to on_piece: a
+  // chain link passes it on at once (PushSender::Relay). May be empty.
+  std::function<void(const proto::Piece& chunk)> on_chunk;
   // Receive thread: the seed's current list of the group's forwarders,
   // "ADDR:PORT" each (PEERS). May be empty.
   std::function<void(std::vector<std::string> endpoints)> on_peers;

@@ -32,7 +32,9 @@ std::uint64_t PushScheduler::backlog(SubscriberId id) const {
 }
 
 void PushScheduler::SourceHas(PieceIndex piece) {
-  if (piece < piece_count_) source_[piece] = true;
+  if (piece >= piece_count_ || source_[piece]) return;
+  source_[piece] = true;
+  for (auto& [id, s] : subscribers_) s.ahead -= s.have[piece] ? 1 : 0;
 }
 
 void PushScheduler::Adjust(Subscriber& s, PieceIndex p, bool held_before) {
@@ -49,6 +51,7 @@ void PushScheduler::Adjust(Subscriber& s, PieceIndex p, bool held_before) {
 
 void PushScheduler::SetHave(Subscriber& s, PieceIndex p, bool value) {
   const bool before = Holds(s, p);
+  if (!source_[p] && s.have[p] != value) s.ahead += value ? 1 : -1;
   s.have[p] = value;
   Adjust(s, p, before);
 }
@@ -268,6 +271,26 @@ std::optional<PushBatch> PushScheduler::FanOutNextPiece(std::span<const Subscrib
   batch.forward = false;
   cursor_ = (*chosen + 1) % piece_count_;
   return batch;
+}
+
+bool PushScheduler::Ahead(SubscriberId id) const {
+  auto it = subscribers_.find(id);
+  return it != subscribers_.end() && it->second.ahead > 0;
+}
+
+bool PushScheduler::HasEveryPieceOf(SubscriberId id, SubscriberId other) const {
+  auto a = subscribers_.find(id);
+  auto b = subscribers_.find(other);
+  if (a == subscribers_.end() || b == subscribers_.end()) return false;
+  for (PieceIndex p = 0; p < piece_count_; ++p) {
+    if (b->second.have[p] && !a->second.have[p]) return false;
+  }
+  return true;
+}
+
+bool PushScheduler::Holds(SubscriberId id, PieceIndex piece) const {
+  auto it = subscribers_.find(id);
+  return it != subscribers_.end() && piece < piece_count_ && Holds(it->second, piece);
 }
 
 }  // namespace swarmcast::push

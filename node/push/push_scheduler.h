@@ -129,6 +129,17 @@ class PushScheduler {
   PieceIndex cursor() const { return cursor_; }
   // Whether this subscriber has (or is being sent) every piece.
   bool IsComplete(SubscriberId id) const;
+  // Whether it has `piece` or is being sent it (false: unknown id, or out
+  // of range).
+  bool Holds(SubscriberId id, PieceIndex piece) const;
+  // Whether it has a piece the sender lacks (false: unknown id): it is
+  // ahead of this sender, so it takes from it as a second source (a
+  // chain's head from the link behind it, or from the head before it),
+  // not as the next link.
+  bool Ahead(SubscriberId id) const;
+  // Whether `id` has (HAVE or sent, not in flight) every piece `other`
+  // has (false when either is unknown).
+  bool HasEveryPieceOf(SubscriberId id, SubscriberId other) const;
 
  private:
   struct Subscriber {
@@ -136,6 +147,7 @@ class PushScheduler {
     std::vector<bool> in_flight;
     std::vector<bool> fetching;  // asked for over the wire (OnFetching)
     std::uint32_t held = 0;      // pieces in have or in_flight
+    std::uint32_t ahead = 0;     // pieces in have that the source lacks
     std::uint64_t backlog = 0;   // see backlog()
   };
   static constexpr SubscriberId kNobody = ~SubscriberId{0};

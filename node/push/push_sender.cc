@@ -17,8 +17,10 @@
 
 #include "node/push/admission.h"
 #include "node/push/content_files.h"
+#include "node/push/fanout_common.h"
 #include "node/push/piece_frames.h"
 #include "node/push/push_scheduler.h"
+#include "node/push/subscriber_addresses.h"
 #include "node/push/tcp.h"
 #include "node/push/tcp_path.h"
 #include "node/push/token_bucket.h"
@@ -88,6 +90,26 @@ class PushSender::Loop {
     Wake();
   }
 
+  void Relay(const proto::Piece& chunk, std::string from) {
+    RelayedChunk r{chunk.piece,
+                   chunk.offset,
+                   static_cast<std::uint32_t>(chunk.payload.size()),
+                   {},
+                   std::move(from)};
+    proto::Piece out = chunk;
+    out.forward = false;  // as a forwarder's pushes: DIRECT
+    r.frame.resize(proto::kPieceHeaderSize + chunk.payload.size());
+    if (!proto::EncodePiece(out, r.frame, &geometry_).ok()) return;
+    bool first;
+    {
+      MutexLock lock(pending_mutex_);
+      first = pending_relays_.empty();
+      pending_relays_.push_back(std::move(r));
+    }
+    // One wake for a run of chunks: the push thread takes them all.
+    if (first) Wake();
+  }
+
   void EndChain(std::string why) {
     {
       MutexLock lock(pending_mutex_);
@@ -95,7 +117,8 @@ class PushSender::Loop {
     }
     Wake();
   }
-  // Wakes the push thread to take what SourceHas() and EndChain() queued.
+  // Wakes the push thread to take what SourceHas(), Relay() and EndChain()
+  // queued.
   void Wake() {
     const std::uint64_t one = 1;
     [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
@@ -117,6 +140,9 @@ class PushSender::Loop {
   static constexpr std::uint64_t kStopTag = ~0ull - 1;
   static constexpr std::uint64_t kWakeTag = ~0ull - 2;
   static constexpr std::uint32_t kReadAheadPieces = 4;
+  // A subscriber with this many frames queued gets no new piece by Relay():
+  // what waits is memory, and its piece comes from the file once held.
+  static constexpr std::size_t kMaxRelayQueue = 64;
   static constexpr auto kAcceptPause = std::chrono::milliseconds(100);
   // How often a paced seed looks whether a socket has drained.
   static constexpr int kDrainPollMs = 5;
@@ -160,6 +186,18 @@ class PushSender::Loop {
     // Paced seed: bytes its socket held unacknowledged at the last
     // look, once its job was written (0 otherwise); a change is progress.
     std::size_t unacked = 0;
+    // Forwarder: the byte ranges [from, to) of each piece Relay() queued
+    // for it before this node held the piece.
+    std::map<PieceIndex, std::vector<std::pair<std::uint32_t, std::uint32_t>>> relayed;
+  };
+
+  // A chunk Relay() took, encoded as a DIRECT frame.
+  struct RelayedChunk {
+    PieceIndex piece = 0;
+    std::uint32_t offset = 0;
+    std::uint32_t length = 0;
+    std::vector<std::uint8_t> frame;
+    std::string from;  // the node it came from: not sent back there
   };
 
   void Watch(int fd, std::uint64_t tag, std::uint32_t events) {
@@ -208,6 +246,11 @@ class PushSender::Loop {
   void PaceHead();
   void LogCeiling(const HeadPacer::Ceiling& ceiling, bool new_head);
   void TakePendingHas();
+  // Queues a relayed chunk for every subscriber lacking its piece.
+  void RelayChunk(RelayedChunk& c);
+  // This node now holds `piece`: subscribers that got part of it by
+  // Relay() get the rest from the file; it counts as sent to them.
+  void FinishRelays(PieceIndex piece);
   void UpdateStats(const std::function<void(PushSenderStats&)>& f) {
     MutexLock lock(stats_mutex_);
     f(stats_);
@@ -255,6 +298,7 @@ class PushSender::Loop {
   PushSenderStats stats_ GUARDED_BY(stats_mutex_);
   Mutex pending_mutex_;
   std::vector<std::uint32_t> pending_has_ GUARDED_BY(pending_mutex_);
+  std::vector<RelayedChunk> pending_relays_ GUARDED_BY(pending_mutex_);
   std::optional<std::string> end_chain_ GUARDED_BY(pending_mutex_);
   // Chain: why it ended (EndChain); every HELLO is then refused with it.
   std::optional<std::string> chain_ended_;
@@ -264,19 +308,127 @@ void PushSender::Loop::TakePendingHas() {
   std::uint64_t count;
   [[maybe_unused]] auto n = ::read(wake_.get(), &count, sizeof count);
   std::vector<std::uint32_t> pieces;
+  std::vector<RelayedChunk> relays;
   std::optional<std::string> end_chain;
   {
     MutexLock lock(pending_mutex_);
     pieces.swap(pending_has_);
+    relays.swap(pending_relays_);
     end_chain.swap(end_chain_);
   }
-  for (std::uint32_t p : pieces) scheduler_.SourceHas(p);
+  // Chunks first: a piece's last chunk and its check can come in one wake.
+  for (RelayedChunk& c : relays) RelayChunk(c);
+  for (std::uint32_t p : pieces) {
+    scheduler_.SourceHas(p);
+    FinishRelays(p);
+  }
   if (end_chain && options_.chain && !chain_ended_) {
     chain_ended_ = std::move(end_chain);
     log_.Info("push: chain: ended: " + *chain_ended_);
     for (auto& [id, s] : subscribers_) {
       if (s.fd && !s.closing) Bye(id, s, proto::ByeReason::kNormal, *chain_ended_);
     }
+  }
+}
+
+void PushSender::Loop::RelayChunk(RelayedChunk& c) {
+  // Held already: the scheduler sends it whole from the file.
+  if (c.piece >= geometry_.piece_count || scheduler_.source_has(c.piece)) return;
+  const std::uint32_t end = c.offset + c.length;
+  std::vector<Subscriber*> to;
+  for (auto& [id, s] : subscribers_) {
+    if (!s.subscribed || s.closing || !s.fd || scheduler_.Holds(id, c.piece)) continue;
+    if (!c.from.empty() && SubscriberAddresses::Normalize(s.address) == c.from) continue;
+    // One ahead of this node takes from it as a second source (the head
+    // from the old head): it has most pieces by the time their chunks
+    // come here, but its HAVE may not have (7.5 MB relayed to a head it
+    // lacked nothing of, the line at 67% of its rate, N = 64).
+    if (scheduler_.Ahead(id)) continue;
+    auto it = s.relayed.find(c.piece);
+    if (it == s.relayed.end()) {
+      if (s.control.size() >= kMaxRelayQueue) continue;
+      it = s.relayed.emplace(c.piece, std::vector<std::pair<std::uint32_t, std::uint32_t>>{}).first;
+    }
+    auto& ranges = it->second;
+    // Its assembler refuses a byte twice and ends the channel: a chunk
+    // that overlaps what it got (a second channel's copy of the piece)
+    // is skipped, and FinishRelays() fills the gaps from the file.
+    const bool overlaps = std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) {
+      return c.offset < r.second && r.first < end;
+    });
+    if (overlaps) continue;
+    ranges.emplace_back(c.offset, end);
+    to.push_back(&s);
+  }
+  if (to.empty()) return;
+  // A chain link has one successor: the frame moves there, no copy.
+  for (std::size_t i = 0; i + 1 < to.size(); ++i) to[i]->control.push_back(c.frame);
+  to.back()->control.push_back(std::move(c.frame));
+  bucket_.Take(static_cast<std::int64_t>(c.length * to.size()));
+  UpdateStats(
+      [n = std::uint64_t{c.length} * to.size()](PushSenderStats& st) { st.relayed_bytes += n; });
+}
+
+// The parts of [from, to) that no range in `got` covers.
+static std::vector<std::pair<std::uint32_t, std::uint32_t>> Gaps(
+    std::uint32_t from, std::uint32_t to,
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> got) {
+  std::sort(got.begin(), got.end());
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> gaps;
+  for (const auto& [a, b] : got) {
+    if (b <= from || a >= to) continue;
+    if (a > from) gaps.emplace_back(from, a);
+    from = std::max(from, b);
+  }
+  if (from < to) gaps.emplace_back(from, to);
+  return gaps;
+}
+
+void PushSender::Loop::FinishRelays(PieceIndex piece) {
+  if (piece >= geometry_.piece_count) return;
+  for (auto& [id, s] : subscribers_) {
+    auto it = s.relayed.find(piece);
+    if (it == s.relayed.end()) continue;
+    const auto got = std::move(it->second);
+    s.relayed.erase(it);
+    // Gone, or it has the piece by now (from the wire): its receiver drops
+    // what came of ours.
+    if (!s.fd || s.closing || scheduler_.Holds(id, piece)) continue;
+    std::string failed;
+    for (const proto::Chunk& c : files_->layout().ChunksOf(piece, options_.max_chunk)) {
+      for (const auto& [from, to] : Gaps(c.piece_offset, c.piece_offset + c.length, got)) {
+        auto fd = files_->Open(c.file);
+        if (!fd) {
+          failed = fd.error();
+          break;
+        }
+        const std::uint32_t n = to - from;
+        std::vector<std::uint8_t> frame(proto::kPieceHeaderSize + n);
+        const std::uint64_t at = c.file_offset + (from - c.piece_offset);
+        std::uint32_t done = 0;
+        while (done < n) {
+          const ssize_t r = ::pread((*fd)->get(), frame.data() + proto::kPieceHeaderSize + done,
+                                    n - done, static_cast<off_t>(at + done));
+          if (r < 0 && errno == EINTR) continue;
+          if (r <= 0) break;
+          done += static_cast<std::uint32_t>(r);
+        }
+        if (done < n ||
+            !proto::EncodePieceHeader({piece, from, n, false}, frame, &geometry_).ok()) {
+          failed = "cannot read piece " + std::to_string(piece);
+          break;
+        }
+        s.control.push_back(std::move(frame));
+        bucket_.Take(n);
+      }
+      if (!failed.empty()) break;
+    }
+    if (!failed.empty()) {
+      Drop(id, LeaveKind::kDropped, "the rest of a relayed piece: " + failed);
+      continue;
+    }
+    scheduler_.OnSent(id, piece);
+    UpdateStats([](PushSenderStats& st) { ++st.pieces_sent; });
   }
 }
 
@@ -406,7 +558,12 @@ void PushSender::Loop::HandOutChain() {
     if (before) name(*before);
     const bool has_before = !source.empty();
     if (!before && !live[i].leaf) {
-      if (previous_head != 0 && previous_head != live[i].id && is_live(previous_head)) {
+      // The head before it, until the head has every piece that one has:
+      // then it has nothing more to give, and as the line's last link it
+      // would pass on to the head, chunk by chunk, pieces the head got from
+      // the seed moments before (its HAVE comes later than the chunks).
+      if (previous_head != 0 && previous_head != live[i].id && is_live(previous_head) &&
+          !scheduler_.HasEveryPieceOf(live[i].id, previous_head)) {
         name(subscribers_.at(previous_head));
       } else if (i + 1 < live.size() && !live[i + 1].leaf) {
         name(*live[i + 1].s);
@@ -624,6 +781,16 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
   if (auto* have = std::get_if<proto::Have>(&m)) {
     if (options_.chain) chain_.OnHave(id, have->piece);
     scheduler_.OnHave(id, have->piece);
+    // The head caught up with the head before it: it takes from it no more.
+    if (options_.chain && !s.chain_source.empty()) {
+      const SubscriberId previous = chain_.previous_head();
+      auto p = subscribers_.find(previous);
+      if (p != subscribers_.end() &&
+          s.chain_source == p->second.address + ":" + std::to_string(p->second.forward_port) &&
+          ChainHead() == id && scheduler_.HasEveryPieceOf(id, previous)) {
+        HandOutChain();
+      }
+    }
   } else if (auto* fetching = std::get_if<proto::Fetching>(&m)) {
     if (scheduler_.OnFetching(id, fetching->piece)) {
       fetching_marks_.push_back({Clock::now() + kFetchingHold, id, fetching->piece});
@@ -712,10 +879,17 @@ void PushSender::Loop::Drive(SubscriberId id, Subscriber& s) {
 std::vector<SubscriberId> PushSender::Loop::Send(std::vector<SubscriberId> ids) {
   std::vector<SubscriberId> done;
   while (!ids.empty()) {
-    const FanoutJob fj = subscribers_.at(ids.front()).job->fanout(anchor_->get());
+    const Job& first = *subscribers_.at(ids.front()).job;
+    const FanoutJob fj = first.fanout(anchor_->get());
     std::vector<FanoutTarget> targets;
     for (SubscriberId id : ids) targets.push_back(subscribers_.at(id).job->target);
-    backend_->Send(fj, targets);
+    if (first.piece) {
+      backend_->Send(fj, targets);
+    } else {
+      // A control frame is all header, from memory (a relayed chunk: 16 KiB,
+      // past the fan-out module's 4 KiB header): a plain send.
+      for (FanoutTarget& t : targets) detail::SendHeader(fj, t);
+    }
     const auto now = Clock::now();
     std::vector<SubscriberId> together;
     for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -803,7 +977,7 @@ void PushSender::Loop::ScheduleRound() {
       in_flight += batch->targets.size();
       wait_ms_ = std::min(wait_ms_, kDrainPollMs);
     }
-    auto frames = PieceFrames::Make(*files_, batch->piece, batch->forward);
+    auto frames = PieceFrames::Make(*files_, batch->piece, batch->forward, options_.max_chunk);
     if (!frames) {
       log_.Error("push: cannot read piece " + std::to_string(batch->piece) + ": " + frames.error());
       for (SubscriberId id : batch->targets) {
@@ -985,6 +1159,9 @@ PushSender::~PushSender() {
 
 std::string_view PushSender::backend_name() const { return loop_->backend_name(); }
 void PushSender::SourceHas(std::uint32_t piece) { loop_->SourceHas(piece); }
+void PushSender::Relay(const proto::Piece& chunk, std::string from) {
+  loop_->Relay(chunk, std::move(from));
+}
 void PushSender::EndChain(std::string why) { loop_->EndChain(std::move(why)); }
 PushSenderStats PushSender::stats() const { return loop_->stats(); }
 

@@ -141,10 +141,23 @@ struct PushSenderOptions {
   // exists: the file of a piece already written). Seed: the first file
   // that holds data.
   std::optional<std::uint32_t> anchor_file;
+  // The most payload one PIECE frame carries. A chain's seed and links cut
+  // pieces into 16 KiB chunks (kRelayChunkLength), so that a link can pass
+  // each on as it lands (Relay()).
+  std::uint32_t max_chunk = proto::kMaxChunkLength;
 };
+
+// A chain's chunks: a hop costs one of these in the link's uplink, not a
+// whole piece. A link forwarded a 64 KiB piece only once it had all of it,
+// and on links that serialize each hop took about 48 ms at 10 Mbit/s: the
+// last of 64 links finished 3 s after the first (docs/benchmarks.md,
+// "What the bucket hid"). BitTorrent's block size: what a piece is checked
+// in is still the piece.
+inline constexpr std::uint32_t kRelayChunkLength = 16u * 1024;
 
 struct PushSenderStats {
   std::uint64_t payload_bytes = 0;   // piece bytes that reached sockets
+  std::uint64_t relayed_bytes = 0;   // chunk bytes queued by Relay() (a forwarder)
   std::uint64_t pieces_sent = 0;     // whole PIECE frames delivered
   std::uint64_t fanout_calls = 0;    // backend calls that started a piece
   std::uint64_t fanout_targets = 0;  // sockets in those calls
@@ -172,6 +185,17 @@ class PushSender {
   // Forwarder: the sender now holds `piece` (verified, on disk) and may
   // push it. Any thread.
   void SourceHas(std::uint32_t piece);
+  // Forwarder: a chunk of a piece this node is still receiving, not yet
+  // whole or checked. Every subscriber lacking the piece gets it at once,
+  // so that a chain's hop costs a chunk's time (cut-through); once
+  // SourceHas(piece), one that got part of the piece gets the rest from the
+  // file, and one that got all of it is not sent it again. Every receiver
+  // checks every piece itself: a bad chunk here fails there too, as a bad
+  // push does. Not to subscribers at `from` (numeric, as SubscriberAddresses
+  // normalizes it), the node the chunk came from: a chain's head also
+  // subscribes to the second link, which would echo every piece back to it
+  // before its HAVE came. Any thread; the payload is copied.
+  void Relay(const proto::Piece& chunk, std::string from = {});
   // Chain seed: ends the chain (node/push/chain_share.h) with a BYE that
   // says `why` to every subscriber, and refuses later ones with it, so
   // that the gets fetch over the BitTorrent wire. Any thread.

@@ -360,5 +360,24 @@ TEST(PushSchedulerBacklog, CoverPassWaitsForAForwarderThatKeepsUp) {
   EXPECT_TRUE(s.NextBatch(std::vector<SubscriberId>{1}));
 }
 
+TEST(PushScheduler, ASubscriberHoldingAPieceTheForwarderLacksIsAhead) {
+  PushScheduler s(4, {.source_complete = false, .cover_first = false});
+  s.AddSubscriber(1, {false, false, false, false});
+  s.AddSubscriber(2, {true, false, false, false});
+  EXPECT_FALSE(s.Ahead(1));
+  EXPECT_TRUE(s.Ahead(2)) << "it has piece 0, the forwarder does not";
+  s.SourceHas(0);
+  EXPECT_FALSE(s.Ahead(2));
+  s.OnHave(2, 3);
+  EXPECT_TRUE(s.Ahead(2));
+  s.OnHave(1, 1);
+  s.SourceHas(1);
+  EXPECT_FALSE(s.Ahead(1)) << "what it has, the forwarder has too";
+  EXPECT_FALSE(s.Ahead(7)) << "unknown";
+  PushScheduler seed(4);
+  seed.AddSubscriber(1, {true, true, false, false});
+  EXPECT_FALSE(seed.Ahead(1)) << "a seed holds every piece";
+}
+
 }  // namespace
 }  // namespace swarmcast::push

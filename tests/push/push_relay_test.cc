@@ -1,0 +1,143 @@
+// PushSender::Relay: a chain link passes each chunk on as it lands, before
+// it holds the piece, and the piece is not sent twice once it does.
+#include <gtest/gtest.h>
+
+#include "tests/push/push_channel_fixture.h"
+
+namespace swarmcast::push {
+namespace {
+
+class PushRelayTest : public PushChannelTest {
+ protected:
+  // A forwarder holding no piece yet, cutting pieces into relay chunks.
+  std::unique_ptr<PushSender> StartForwarder() {
+    PushSenderOptions o;
+    o.forwarder = true;
+    o.anchor_file = 0;
+    o.max_chunk = kRelayChunkLength;
+    return StartSender(FanoutKind::kSplice, 10s, o);
+  }
+
+  // Chunk `k` (of kRelayChunkLength) of `piece`, as a receiver decoded it.
+  proto::Piece Chunk(std::uint32_t piece, std::uint32_t k) const {
+    const std::size_t at = std::size_t{piece} * kPieceLength + std::size_t{k} * kRelayChunkLength;
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(content_.data()) + at;
+    return proto::Piece{piece, k * kRelayChunkLength,
+                        std::span<const std::uint8_t>(bytes, kRelayChunkLength), true};
+  }
+
+  // A receiver subscribed to `sender`, holding `have` (no piece if empty).
+  std::unique_ptr<PushReceiver> Subscribe(PushSender& sender, Sink& sink,
+                                          std::vector<bool> have = {}) {
+    auto r = Receive(sender.port(), sink, std::move(have));
+    EXPECT_TRUE(WaitUntil(10s, [&] { return sender.stats().subscribers == 1; }));
+    return r;
+  }
+
+  // Relays every chunk of `piece`, then holds `next` (which goes out by
+  // the file) and waits for it: whatever was to come of `piece` came
+  // before, on the same socket.
+  void RelayThenHold(PushSender& sender, Sink& sink, std::uint32_t piece, std::uint32_t next,
+                     std::string from = {}) {
+    for (std::uint32_t k = 0; k < kChunksAPiece; ++k) sender.Relay(Chunk(piece, k), from);
+    sender.SourceHas(next);
+    ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(next); }, 10s)) << sink.end_reason;
+  }
+
+  static constexpr std::uint32_t kChunksAPiece = kPieceLength / kRelayChunkLength;
+};
+
+TEST_F(PushRelayTest, AChunkGoesOnBeforeTheForwarderHoldsItsPiece) {
+  auto sender = StartForwarder();
+  ASSERT_TRUE(sender);
+  Sink sink;
+  auto r = Subscribe(*sender, sink);
+  ASSERT_TRUE(r);
+  for (std::uint32_t k = 0; k < kChunksAPiece; ++k) sender->Relay(Chunk(3, k));
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(3); }, 10s)) << sink.end_reason;
+  EXPECT_EQ(sender->stats().relayed_bytes, kPieceLength);
+  // Held now: not sent again. Piece 4 goes out by the scan, which would
+  // have reached 3 first.
+  sender->SourceHas(3);
+  sender->SourceHas(4);
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(4); }, 10s)) << sink.end_reason;
+  std::lock_guard lock(sink.mu);
+  EXPECT_EQ(sink.pieces.count(3), 1u);
+  EXPECT_FALSE(sink.corrupt);
+  EXPECT_FALSE(sink.ended) << sink.end_reason;
+}
+
+TEST_F(PushRelayTest, WhatCameInPartGetsTheRestFromTheFileNoByteTwice) {
+  auto sender = StartForwarder();
+  ASSERT_TRUE(sender);
+  Sink sink;
+  auto r = Subscribe(*sender, sink);
+  ASSERT_TRUE(r);
+  // The upstream's channel broke after two chunks; a second channel's
+  // copy repeats one of them.
+  sender->Relay(Chunk(5, 0));
+  sender->Relay(Chunk(5, 2));
+  sender->Relay(Chunk(5, 2));
+  ASSERT_TRUE(
+      WaitUntil(10s, [&] { return sender->stats().relayed_bytes == 2 * kRelayChunkLength; }));
+  sender->SourceHas(5);
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(5); }, 10s)) << sink.end_reason;
+  sender->SourceHas(6);
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(6); }, 10s)) << sink.end_reason;
+  std::lock_guard lock(sink.mu);
+  EXPECT_EQ(sink.pieces.count(5), 1u);
+  EXPECT_FALSE(sink.corrupt);
+  EXPECT_FALSE(sink.ended) << "a byte twice ends the channel: " << sink.end_reason;
+}
+
+TEST_F(PushRelayTest, NothingGoesBackToTheNodeItCameFrom) {
+  auto sender = StartForwarder();
+  ASSERT_TRUE(sender);
+  Sink sink;
+  auto r = Subscribe(*sender, sink);
+  ASSERT_TRUE(r);
+  // The subscriber is on 127.0.0.1, where the chunks came from.
+  RelayThenHold(*sender, sink, 9, 10, "127.0.0.1");
+  EXPECT_EQ(sender->stats().relayed_bytes, 0u);
+  {
+    std::lock_guard lock(sink.mu);
+    EXPECT_FALSE(sink.pieces.contains(9));
+  }
+  // Held: it goes by the file, as without Relay().
+  sender->SourceHas(9);
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(9); }, 10s)) << sink.end_reason;
+}
+
+TEST_F(PushRelayTest, ASubscriberAheadOfTheForwarderGetsNothingRelayed) {
+  // A chain's head takes from the old head as a second source: it has
+  // pieces the old head lacks, and gets from it only what it lacks once
+  // the old head holds it.
+  auto sender = StartForwarder();
+  ASSERT_TRUE(sender);
+  Sink sink;
+  std::vector<bool> have(geometry().piece_count, false);
+  have[20] = true;
+  auto r = Subscribe(*sender, sink, have);
+  ASSERT_TRUE(r);
+  RelayThenHold(*sender, sink, 11, 12);
+  EXPECT_EQ(sender->stats().relayed_bytes, 0u);
+  sender->SourceHas(11);
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(11); }, 10s)) << sink.end_reason;
+}
+
+TEST_F(PushRelayTest, ASubscriberHoldingThePieceGetsNothingRelayed) {
+  auto sender = StartForwarder();
+  ASSERT_TRUE(sender);
+  Sink sink;
+  std::vector<bool> have(geometry().piece_count, false);
+  have[7] = true;
+  auto r = Subscribe(*sender, sink, have);
+  ASSERT_TRUE(r);
+  RelayThenHold(*sender, sink, 7, 8);
+  EXPECT_EQ(sender->stats().relayed_bytes, 0u);
+  std::lock_guard lock(sink.mu);
+  EXPECT_FALSE(sink.pieces.contains(7));
+}
+
+}  // namespace
+}  // namespace swarmcast::push
