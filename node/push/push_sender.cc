@@ -179,6 +179,9 @@ class PushSender::Loop {
     // Chain: the forwarders it was last told to take pieces from
     // ("ADDR:PORT", space-separated; empty: none yet).
     std::string chain_source;
+    // Chain head: the head before it, while it is the one it takes from
+    // (0: none), so each HAVE checks for the end of that without text.
+    SubscriberId takes_from_previous_head = 0;
     std::optional<Job> job;
     std::deque<std::vector<std::uint8_t>> control;  // queued control frames
     Clock::time_point connected = Clock::now();
@@ -557,6 +560,7 @@ void PushSender::Loop::HandOutChain() {
     };
     if (before) name(*before);
     const bool has_before = !source.empty();
+    s.takes_from_previous_head = 0;
     if (!before && !live[i].leaf) {
       // The head before it, until the head has every piece that one has:
       // then it has nothing more to give, and as the line's last link it
@@ -565,6 +569,7 @@ void PushSender::Loop::HandOutChain() {
       if (previous_head != 0 && previous_head != live[i].id && is_live(previous_head) &&
           !scheduler_.HasEveryPieceOf(live[i].id, previous_head)) {
         name(subscribers_.at(previous_head));
+        s.takes_from_previous_head = previous_head;
       } else if (i + 1 < live.size() && !live[i + 1].leaf) {
         name(*live[i + 1].s);
       }
@@ -782,14 +787,9 @@ void PushSender::Loop::OnMessage(SubscriberId id, Subscriber& s, proto::Message&
     if (options_.chain) chain_.OnHave(id, have->piece);
     scheduler_.OnHave(id, have->piece);
     // The head caught up with the head before it: it takes from it no more.
-    if (options_.chain && !s.chain_source.empty()) {
-      const SubscriberId previous = chain_.previous_head();
-      auto p = subscribers_.find(previous);
-      if (p != subscribers_.end() &&
-          s.chain_source == p->second.address + ":" + std::to_string(p->second.forward_port) &&
-          ChainHead() == id && scheduler_.HasEveryPieceOf(id, previous)) {
-        HandOutChain();
-      }
+    const SubscriberId previous = s.takes_from_previous_head;
+    if (previous != 0 && ChainHead() == id && scheduler_.HasEveryPieceOf(id, previous)) {
+      HandOutChain();
     }
   } else if (auto* fetching = std::get_if<proto::Fetching>(&m)) {
     if (scheduler_.OnFetching(id, fetching->piece)) {
