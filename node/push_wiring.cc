@@ -82,9 +82,6 @@ Result<SeedPush, std::string> StartSeedPush(const SeedPushSettings& f, const See
   options.tokens = f.tokens;
   options.max_in_flight = f.in_flight;
   options.chain = chain;
-  // Its head passes each chunk on as it lands (PushSender::Relay): a hop
-  // then costs a chunk's time, not a piece's.
-  if (chain) options.max_chunk = push::kRelayChunkLength;
   // Fan-out: the seed's wire gate keeps its subscribers off its wire while
   // it pushes to them. A chain's links keep off the wire themselves while
   // the chain brings pieces (GetPushSettings::chain), and the seed pushes
@@ -401,6 +398,7 @@ nlohmann::json GetPushJson(const GetPush& p) {
         {"peer_pieces", st.peer_pieces},
         {"duplicate_pieces", st.duplicate_pieces},
         {"forwarded_bytes", st.forwarded_bytes},
+        {"relayed_bytes", st.relayed_bytes},
         {"forwarded_pieces", st.forwarded_pieces},
         {"subscribers", st.forward_subscribers},
         {"fanout_calls", st.fanout_calls},

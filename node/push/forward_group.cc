@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <system_error>
 
+#include "node/push/chain_chunk.h"
 #include "node/push/subscriber_addresses.h"
 #include "proto/endpoint.h"
 
@@ -191,7 +192,9 @@ void ForwardGroup::StartForwarder(std::uint32_t anchor_file) {
   o.forwarder = true;
   o.addresses = options_.addresses;
   o.anchor_file = anchor_file;
-  if (options_.chain) o.max_chunk = kRelayChunkLength;
+  // Until it relays its first chunk: a whole piece could cost every link
+  // after it a piece's time to the end (node/push/chain_chunk.h).
+  if (options_.chain) o.max_chunk = kMinChainChunk;
   if (!options_.token.empty()) o.tokens = {options_.token};
   auto sender = PushSender::Start(std::move(source), std::move(o), hooks_.log);
   if (!sender) {
@@ -247,6 +250,7 @@ ForwardGroupStats ForwardGroup::stats() const {
   }
   const PushSenderStats s = forwarder_ ? forwarder_->stats() : forwarder_last_;
   st.forwarded_bytes = s.payload_bytes + s.relayed_bytes;
+  st.relayed_bytes = s.relayed_bytes;
   st.forwarded_pieces = s.pieces_sent;
   st.forward_subscribers = s.subscribers;
   st.fanout_calls = s.fanout_calls;

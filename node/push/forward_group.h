@@ -71,6 +71,7 @@ struct ForwardGroupStats {
   std::uint64_t peer_pieces = 0;         // whole pieces from forwarders given to libtorrent
   std::uint64_t duplicate_pieces = 0;    // whole pieces dropped: another copy won
   std::uint64_t forwarded_bytes = 0;     // payload this node forwarded
+  std::uint64_t relayed_bytes = 0;       // of which passed on as it landed (a chain)
   std::uint64_t forwarded_pieces = 0;
   std::uint64_t forward_subscribers = 0;  // subscribed to this node now
   std::uint64_t fanout_calls = 0;

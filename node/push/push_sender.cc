@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <optional>
 
 #include "node/push/admission.h"
+#include "node/push/chain_chunk.h"
 #include "node/push/content_files.h"
 #include "node/push/fanout_common.h"
 #include "node/push/piece_frames.h"
@@ -91,6 +93,19 @@ class PushSender::Loop {
   }
 
   void Relay(const proto::Piece& chunk, std::string from) {
+    if (chunk.piece >= geometry_.piece_count) return;
+    const auto length = static_cast<std::uint32_t>(chunk.payload.size());
+    const bool whole = length == proto::PieceSize(geometry_, chunk.piece);
+    // The seed's cut, for what this node sends from its file: the next
+    // link then passes those on as it does the seed's chunks, or forwards
+    // them whole as it does the seed's whole pieces. (Less than the floor:
+    // a file's end cut it, in a multi-file torrent, or the file's end.)
+    if (chunk.offset == 0 && length >= kMinChainChunk) {
+      relay_cut_.store(length, std::memory_order_relaxed);
+    }
+    // A whole piece has nothing to cut through: the link forwards it from
+    // its file once checked, spliced, rather than copy and send it now.
+    if (whole) return;
     RelayedChunk r{chunk.piece,
                    chunk.offset,
                    static_cast<std::uint32_t>(chunk.payload.size()),
@@ -249,6 +264,10 @@ class PushSender::Loop {
   void PaceHead();
   void LogCeiling(const HeadPacer::Ceiling& ceiling, bool new_head);
   void TakePendingHas();
+  // The most payload a PIECE frame from the file carries: a chain's seed
+  // cuts by its line's length and a head's rate (node/push/chain_chunk.h),
+  // a link as the seed cut what it relayed, else options_.max_chunk.
+  std::uint32_t FileCut();
   // Queues a relayed chunk for every subscriber lacking its piece.
   void RelayChunk(RelayedChunk& c);
   // This node now holds `piece`: subscribers that got part of it by
@@ -288,6 +307,7 @@ class PushSender::Loop {
   TokenBucket bucket_;             // --max-upload-rate
   int wait_ms_ = 500;              // the next epoll_wait timeout
   bool chain_head_lacks_ = false;  // as last put in stats_
+  std::uint32_t chain_cut_ = 0;    // chain seed: FileCut() as last logged
   // FETCHING marks in the order they expire (one per subscriber and piece
   // at a time: PushScheduler::OnFetching refuses a repeat).
   struct FetchingMark {
@@ -303,6 +323,9 @@ class PushSender::Loop {
   std::vector<std::uint32_t> pending_has_ GUARDED_BY(pending_mutex_);
   std::vector<RelayedChunk> pending_relays_ GUARDED_BY(pending_mutex_);
   std::optional<std::string> end_chain_ GUARDED_BY(pending_mutex_);
+  // Forwarder: the length of the last chunk Relay() saw start a piece
+  // (0: none yet); written by receive threads.
+  std::atomic<std::uint32_t> relay_cut_{0};
   // Chain: why it ended (EndChain); every HELLO is then refused with it.
   std::optional<std::string> chain_ended_;
 };
@@ -372,6 +395,30 @@ void PushSender::Loop::RelayChunk(RelayedChunk& c) {
       [n = std::uint64_t{c.length} * to.size()](PushSenderStats& st) { st.relayed_bytes += n; });
 }
 
+std::uint32_t PushSender::Loop::FileCut() {
+  if (options_.forwarder) {
+    const std::uint32_t cut = relay_cut_.load(std::memory_order_relaxed);
+    return cut == 0 ? options_.max_chunk : cut;
+  }
+  if (!options_.chain) return options_.max_chunk;
+  const auto links = std::count_if(subscribers_.begin(), subscribers_.end(), [](const auto& e) {
+    return e.second.subscribed && !e.second.closing && e.second.fd;
+  });
+  const double rate = pacer_ ? pacer_->best_rate() : 0;
+  const std::uint32_t cut =
+      std::min(options_.max_chunk,
+               ChainChunkLength(geometry_.total_size, static_cast<std::size_t>(links), rate));
+  if (cut != chain_cut_) {
+    chain_cut_ = cut;
+    char text[128];
+    std::snprintf(text, sizeof text,
+                  "push: chain: cuts pieces into %u KiB chunks (%zu links; a head took %.1f MB/s)",
+                  cut >> 10, static_cast<std::size_t>(links), rate / 1e6);
+    log_.Info(text);
+  }
+  return cut;
+}
+
 // The parts of [from, to) that no range in `got` covers.
 static std::vector<std::pair<std::uint32_t, std::uint32_t>> Gaps(
     std::uint32_t from, std::uint32_t to,
@@ -398,7 +445,7 @@ void PushSender::Loop::FinishRelays(PieceIndex piece) {
     // what came of ours.
     if (!s.fd || s.closing || scheduler_.Holds(id, piece)) continue;
     std::string failed;
-    for (const proto::Chunk& c : files_->layout().ChunksOf(piece, options_.max_chunk)) {
+    for (const proto::Chunk& c : files_->layout().ChunksOf(piece, FileCut())) {
       for (const auto& [from, to] : Gaps(c.piece_offset, c.piece_offset + c.length, got)) {
         auto fd = files_->Open(c.file);
         if (!fd) {
@@ -977,7 +1024,7 @@ void PushSender::Loop::ScheduleRound() {
       in_flight += batch->targets.size();
       wait_ms_ = std::min(wait_ms_, kDrainPollMs);
     }
-    auto frames = PieceFrames::Make(*files_, batch->piece, batch->forward, options_.max_chunk);
+    auto frames = PieceFrames::Make(*files_, batch->piece, batch->forward, FileCut());
     if (!frames) {
       log_.Error("push: cannot read piece " + std::to_string(batch->piece) + ": " + frames.error());
       for (SubscriberId id : batch->targets) {

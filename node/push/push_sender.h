@@ -141,19 +141,13 @@ struct PushSenderOptions {
   // exists: the file of a piece already written). Seed: the first file
   // that holds data.
   std::optional<std::uint32_t> anchor_file;
-  // The most payload one PIECE frame carries. A chain's seed and links cut
-  // pieces into 16 KiB chunks (kRelayChunkLength), so that a link can pass
-  // each on as it lands (Relay()).
+  // The most payload one PIECE frame carries. A chain's seed cuts finer
+  // (node/push/chain_chunk.h), and a forwarder that relays (Relay()) cuts
+  // what it sends from its files as the seed cut what it relayed, so that
+  // the next link can pass each chunk on as it lands: `max_chunk` only
+  // until it saw the first.
   std::uint32_t max_chunk = proto::kMaxChunkLength;
 };
-
-// A chain's chunks: a hop costs one of these in the link's uplink, not a
-// whole piece. A link forwarded a 64 KiB piece only once it had all of it,
-// and on links that serialize each hop took about 48 ms at 10 Mbit/s: the
-// last of 64 links finished 3 s after the first (docs/benchmarks.md,
-// "What the bucket hid"). BitTorrent's block size: what a piece is checked
-// in is still the piece.
-inline constexpr std::uint32_t kRelayChunkLength = 16u * 1024;
 
 struct PushSenderStats {
   std::uint64_t payload_bytes = 0;   // piece bytes that reached sockets
@@ -186,8 +180,8 @@ class PushSender {
   // push it. Any thread.
   void SourceHas(std::uint32_t piece);
   // Forwarder: a chunk of a piece this node is still receiving, not yet
-  // whole or checked. Every subscriber lacking the piece gets it at once,
-  // so that a chain's hop costs a chunk's time (cut-through); once
+  // whole or checked; a whole piece in one chunk is left to SourceHas(). Every subscriber lacking
+  // the piece gets it at once, so that a chain's hop costs a chunk's time (cut-through); once
   // SourceHas(piece), one that got part of the piece gets the rest from the
   // file, and one that got all of it is not sent it again. Every receiver
   // checks every piece itself: a bad chunk here fails there too, as a bad

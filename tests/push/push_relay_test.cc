@@ -2,6 +2,11 @@
 // it holds the piece, and the piece is not sent twice once it does.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "node/push/chain_chunk.h"
 #include "tests/push/push_channel_fixture.h"
 
 namespace swarmcast::push {
@@ -14,16 +19,16 @@ class PushRelayTest : public PushChannelTest {
     PushSenderOptions o;
     o.forwarder = true;
     o.anchor_file = 0;
-    o.max_chunk = kRelayChunkLength;
+    o.max_chunk = kMinChainChunk;
     return StartSender(FanoutKind::kSplice, 10s, o);
   }
 
-  // Chunk `k` (of kRelayChunkLength) of `piece`, as a receiver decoded it.
+  // Chunk `k` (of kMinChainChunk) of `piece`, as a receiver decoded it.
   proto::Piece Chunk(std::uint32_t piece, std::uint32_t k) const {
-    const std::size_t at = std::size_t{piece} * kPieceLength + std::size_t{k} * kRelayChunkLength;
+    const std::size_t at = std::size_t{piece} * kPieceLength + std::size_t{k} * kMinChainChunk;
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(content_.data()) + at;
-    return proto::Piece{piece, k * kRelayChunkLength,
-                        std::span<const std::uint8_t>(bytes, kRelayChunkLength), true};
+    return proto::Piece{piece, k * kMinChainChunk,
+                        std::span<const std::uint8_t>(bytes, kMinChainChunk), true};
   }
 
   // A receiver subscribed to `sender`, holding `have` (no piece if empty).
@@ -44,7 +49,7 @@ class PushRelayTest : public PushChannelTest {
     ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(next); }, 10s)) << sink.end_reason;
   }
 
-  static constexpr std::uint32_t kChunksAPiece = kPieceLength / kRelayChunkLength;
+  static constexpr std::uint32_t kChunksAPiece = kPieceLength / kMinChainChunk;
 };
 
 TEST_F(PushRelayTest, AChunkGoesOnBeforeTheForwarderHoldsItsPiece) {
@@ -78,8 +83,7 @@ TEST_F(PushRelayTest, WhatCameInPartGetsTheRestFromTheFileNoByteTwice) {
   sender->Relay(Chunk(5, 0));
   sender->Relay(Chunk(5, 2));
   sender->Relay(Chunk(5, 2));
-  ASSERT_TRUE(
-      WaitUntil(10s, [&] { return sender->stats().relayed_bytes == 2 * kRelayChunkLength; }));
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().relayed_bytes == 2 * kMinChainChunk; }));
   sender->SourceHas(5);
   ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(5); }, 10s)) << sink.end_reason;
   sender->SourceHas(6);
@@ -137,6 +141,58 @@ TEST_F(PushRelayTest, ASubscriberHoldingThePieceGetsNothingRelayed) {
   EXPECT_EQ(sender->stats().relayed_bytes, 0u);
   std::lock_guard lock(sink.mu);
   EXPECT_FALSE(sink.pieces.contains(7));
+}
+
+TEST_F(PushRelayTest, AWholePieceInOneChunkGoesByTheFileOnceHeld) {
+  auto sender = StartForwarder();
+  ASSERT_TRUE(sender);
+  Sink sink;
+  auto r = Subscribe(*sender, sink);
+  ASSERT_TRUE(r);
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(content_.data()) + 13 * kPieceLength;
+  sender->Relay(proto::Piece{13, 0, std::span<const std::uint8_t>(bytes, kPieceLength), true});
+  sender->SourceHas(14);
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(14); }, 10s)) << sink.end_reason;
+  EXPECT_EQ(sender->stats().relayed_bytes, 0u);
+  {
+    std::lock_guard lock(sink.mu);
+    EXPECT_FALSE(sink.pieces.contains(13));
+  }
+  sender->SourceHas(13);
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(13); }, 10s)) << sink.end_reason;
+}
+
+TEST_F(PushRelayTest, TheForwarderCutsItsFileAsItsSeedCut) {
+  // As a link: no cut of its own; it learns the seed's from a relayed
+  // chunk that starts a piece.
+  PushSenderOptions o;
+  o.forwarder = true;
+  o.anchor_file = 0;
+  auto sender = StartSender(FanoutKind::kSplice, 10s, o);
+  ASSERT_TRUE(sender);
+  Sink sink;
+  std::mutex lengths_mu;
+  std::map<std::uint32_t, std::vector<std::size_t>> lengths;  // chunk lengths by piece
+  PushReceiverOptions ro;
+  ro.on_chunk = [&](const proto::Piece& c) {
+    std::lock_guard lock(lengths_mu);
+    lengths[c.piece].push_back(c.payload.size());
+  };
+  auto r = Receive(sender->port(), sink, {}, {}, {}, ro);
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(WaitUntil(10s, [&] { return sender->stats().subscribers == 1; }));
+  sender->SourceHas(1);  // before: as max_chunk allows
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(1); }, 10s)) << sink.end_reason;
+  RelayThenHold(*sender, sink, 2, 3);  // after: as the relayed chunks
+  // A whole piece: whole again.
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(content_.data()) + 4 * kPieceLength;
+  sender->Relay(proto::Piece{4, 0, std::span<const std::uint8_t>(bytes, kPieceLength), true});
+  sender->SourceHas(5);
+  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(5); }, 10s)) << sink.end_reason;
+  std::lock_guard lock(lengths_mu);
+  EXPECT_EQ(lengths[1], std::vector<std::size_t>{kPieceLength});
+  EXPECT_EQ(lengths[3], std::vector<std::size_t>(kChunksAPiece, kMinChainChunk));
+  EXPECT_EQ(lengths[5], std::vector<std::size_t>{kPieceLength});
 }
 
 }  // namespace
