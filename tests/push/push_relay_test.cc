@@ -49,6 +49,25 @@ class PushRelayTest : public PushChannelTest {
     ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(next); }, 10s)) << sink.end_reason;
   }
 
+  // All of `piece` in one chunk, as a receiver decoded it.
+  proto::Piece WholePiece(std::uint32_t piece) const {
+    const auto* bytes =
+        reinterpret_cast<const std::uint8_t*>(content_.data()) + std::size_t{piece} * kPieceLength;
+    return proto::Piece{piece, 0, std::span<const std::uint8_t>(bytes, kPieceLength), true};
+  }
+
+  // Nothing of `piece` was relayed; once held, it goes by the file, as
+  // without Relay().
+  void ExpectByTheFileOnceHeld(PushSender& sender, Sink& sink, std::uint32_t piece) {
+    EXPECT_EQ(sender.stats().relayed_bytes, 0u);
+    {
+      std::lock_guard lock(sink.mu);
+      EXPECT_FALSE(sink.pieces.contains(piece));
+    }
+    sender.SourceHas(piece);
+    ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(piece); }, 10s)) << sink.end_reason;
+  }
+
   static constexpr std::uint32_t kChunksAPiece = kPieceLength / kMinChainChunk;
 };
 
@@ -102,14 +121,7 @@ TEST_F(PushRelayTest, NothingGoesBackToTheNodeItCameFrom) {
   ASSERT_TRUE(r);
   // The subscriber is on 127.0.0.1, where the chunks came from.
   RelayThenHold(*sender, sink, 9, 10, "127.0.0.1");
-  EXPECT_EQ(sender->stats().relayed_bytes, 0u);
-  {
-    std::lock_guard lock(sink.mu);
-    EXPECT_FALSE(sink.pieces.contains(9));
-  }
-  // Held: it goes by the file, as without Relay().
-  sender->SourceHas(9);
-  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(9); }, 10s)) << sink.end_reason;
+  ExpectByTheFileOnceHeld(*sender, sink, 9);
 }
 
 TEST_F(PushRelayTest, ASubscriberAheadOfTheForwarderGetsNothingRelayed) {
@@ -124,9 +136,7 @@ TEST_F(PushRelayTest, ASubscriberAheadOfTheForwarderGetsNothingRelayed) {
   auto r = Subscribe(*sender, sink, have);
   ASSERT_TRUE(r);
   RelayThenHold(*sender, sink, 11, 12);
-  EXPECT_EQ(sender->stats().relayed_bytes, 0u);
-  sender->SourceHas(11);
-  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(11); }, 10s)) << sink.end_reason;
+  ExpectByTheFileOnceHeld(*sender, sink, 11);
 }
 
 TEST_F(PushRelayTest, ASubscriberHoldingThePieceGetsNothingRelayed) {
@@ -149,17 +159,10 @@ TEST_F(PushRelayTest, AWholePieceInOneChunkGoesByTheFileOnceHeld) {
   Sink sink;
   auto r = Subscribe(*sender, sink);
   ASSERT_TRUE(r);
-  const auto* bytes = reinterpret_cast<const std::uint8_t*>(content_.data()) + 13 * kPieceLength;
-  sender->Relay(proto::Piece{13, 0, std::span<const std::uint8_t>(bytes, kPieceLength), true});
+  sender->Relay(WholePiece(13));
   sender->SourceHas(14);
   ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(14); }, 10s)) << sink.end_reason;
-  EXPECT_EQ(sender->stats().relayed_bytes, 0u);
-  {
-    std::lock_guard lock(sink.mu);
-    EXPECT_FALSE(sink.pieces.contains(13));
-  }
-  sender->SourceHas(13);
-  ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(13); }, 10s)) << sink.end_reason;
+  ExpectByTheFileOnceHeld(*sender, sink, 13);
 }
 
 TEST_F(PushRelayTest, TheForwarderCutsItsFileAsItsSeedCut) {
@@ -185,8 +188,7 @@ TEST_F(PushRelayTest, TheForwarderCutsItsFileAsItsSeedCut) {
   ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(1); }, 10s)) << sink.end_reason;
   RelayThenHold(*sender, sink, 2, 3);  // after: as the relayed chunks
   // A whole piece: whole again.
-  const auto* bytes = reinterpret_cast<const std::uint8_t*>(content_.data()) + 4 * kPieceLength;
-  sender->Relay(proto::Piece{4, 0, std::span<const std::uint8_t>(bytes, kPieceLength), true});
+  sender->Relay(WholePiece(4));
   sender->SourceHas(5);
   ASSERT_TRUE(sink.WaitFor([&] { return sink.pieces.contains(5); }, 10s)) << sink.end_reason;
   std::lock_guard lock(lengths_mu);
