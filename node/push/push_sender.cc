@@ -265,9 +265,12 @@ class PushSender::Loop {
   void LogCeiling(const HeadPacer::Ceiling& ceiling, bool new_head);
   void TakePendingHas();
   // The most payload a PIECE frame from the file carries: a chain's seed
-  // cuts by its line's length and a head's rate (node/push/chain_chunk.h),
-  // a link as the seed cut what it relayed, else options_.max_chunk.
-  std::uint32_t FileCut();
+  // as UpdateChainCut() last chose, a link as the seed cut what it
+  // relayed, else options_.max_chunk.
+  std::uint32_t FileCut() const;
+  // Chain seed: its cut for `links` live subscribers and a head's rate so
+  // far (node/push/chain_chunk.h); once a scheduling round.
+  void UpdateChainCut(std::size_t links);
   // Queues a relayed chunk for every subscriber lacking its piece.
   void RelayChunk(RelayedChunk& c);
   // This node now holds `piece`: subscribers that got part of it by
@@ -307,7 +310,7 @@ class PushSender::Loop {
   TokenBucket bucket_;             // --max-upload-rate
   int wait_ms_ = 500;              // the next epoll_wait timeout
   bool chain_head_lacks_ = false;  // as last put in stats_
-  std::uint32_t chain_cut_ = 0;    // chain seed: FileCut() as last logged
+  std::uint32_t chain_cut_ = 0;    // chain seed: UpdateChainCut()'s (0: none yet)
   // FETCHING marks in the order they expire (one per subscriber and piece
   // at a time: PushScheduler::OnFetching refuses a repeat).
   struct FetchingMark {
@@ -395,28 +398,25 @@ void PushSender::Loop::RelayChunk(RelayedChunk& c) {
       [n = std::uint64_t{c.length} * to.size()](PushSenderStats& st) { st.relayed_bytes += n; });
 }
 
-std::uint32_t PushSender::Loop::FileCut() {
+std::uint32_t PushSender::Loop::FileCut() const {
   if (options_.forwarder) {
     const std::uint32_t cut = relay_cut_.load(std::memory_order_relaxed);
     return cut == 0 ? options_.max_chunk : cut;
   }
-  if (!options_.chain) return options_.max_chunk;
-  const auto links = std::count_if(subscribers_.begin(), subscribers_.end(), [](const auto& e) {
-    return e.second.subscribed && !e.second.closing && e.second.fd;
-  });
+  return options_.chain && chain_cut_ != 0 ? chain_cut_ : options_.max_chunk;
+}
+
+void PushSender::Loop::UpdateChainCut(std::size_t links) {
   const double rate = pacer_ ? pacer_->best_rate() : 0;
   const std::uint32_t cut =
-      std::min(options_.max_chunk,
-               ChainChunkLength(geometry_.total_size, static_cast<std::size_t>(links), rate));
-  if (cut != chain_cut_) {
-    chain_cut_ = cut;
-    char text[128];
-    std::snprintf(text, sizeof text,
-                  "push: chain: cuts pieces into %u KiB chunks (%zu links; a head took %.1f MB/s)",
-                  cut >> 10, static_cast<std::size_t>(links), rate / 1e6);
-    log_.Info(text);
-  }
-  return cut;
+      std::min(options_.max_chunk, ChainChunkLength(geometry_.total_size, links, rate));
+  if (cut == chain_cut_) return;
+  chain_cut_ = cut;
+  char text[128];
+  std::snprintf(text, sizeof text,
+                "push: chain: cuts pieces into %u KiB chunks (%zu links; a head took %.1f MB/s)",
+                cut >> 10, links, rate / 1e6);
+  log_.Info(text);
 }
 
 // The parts of [from, to) that no range in `got` covers.
@@ -985,6 +985,7 @@ void PushSender::Loop::ScheduleRound() {
   // time with bytes in flight (PushSenderOptions::max_in_flight).
   std::size_t subscribed = 0;
   for (const auto& [id, s] : subscribers_) subscribed += s.subscribed && !s.closing && s.fd;
+  if (options_.chain && !options_.forwarder) UpdateChainCut(subscribed);
   // (A chain seed pushes to one subscriber: nothing to pace.)
   const bool paced = !options_.forwarder && !options_.chain && options_.max_in_flight > 0 &&
                      subscribed > options_.max_in_flight;
