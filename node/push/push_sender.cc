@@ -106,11 +106,7 @@ class PushSender::Loop {
     // A whole piece has nothing to cut through: the link forwards it from
     // its file once checked, spliced, rather than copy and send it now.
     if (whole) return;
-    RelayedChunk r{chunk.piece,
-                   chunk.offset,
-                   static_cast<std::uint32_t>(chunk.payload.size()),
-                   {},
-                   std::move(from)};
+    RelayedChunk r{chunk.piece, chunk.offset, length, {}, std::move(from)};
     proto::Piece out = chunk;
     out.forward = false;  // as a forwarder's pushes: DIRECT
     r.frame.resize(proto::kPieceHeaderSize + chunk.payload.size());
@@ -407,6 +403,8 @@ std::uint32_t PushSender::Loop::FileCut() const {
 }
 
 void PushSender::Loop::UpdateChainCut(std::size_t links) {
+  // No link, no piece to cut: choose (and log) once the first subscribed.
+  if (links == 0) return;
   const double rate = pacer_ ? pacer_->best_rate() : 0;
   const std::uint32_t cut =
       std::min(options_.max_chunk, ChainChunkLength(geometry_.total_size, links, rate));
