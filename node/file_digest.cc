@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "proto/hex.h"
+#include "proto/thread_name.h"
 
 namespace swarmcast::node {
 namespace {
@@ -87,6 +88,7 @@ std::int64_t WholeFileDigest::bytes_read() const {
 }
 
 void WholeFileDigest::Work() {
+  proto::NameThisThread("sha256-digest");
   Sha256Ctx ctx = NewSha256();
   if (!ctx) {
     done_(Unexpected(std::string("cannot start SHA-256")));

@@ -8,6 +8,8 @@
 #include <boost/beast/http.hpp>
 #include <thread>
 
+#include "proto/thread_name.h"
+
 namespace swarmcast::node {
 namespace {
 
@@ -114,7 +116,10 @@ class MetricsServer::Impl {
 
   void Run() {
     Accept();
-    thread_ = std::thread([this] { ioc_.run(); });
+    thread_ = std::thread([this] {
+      proto::NameThisThread("metrics-http");
+      ioc_.run();
+    });
   }
 
   ~Impl() {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "proto/mutex.h"
+#include "proto/thread_name.h"
 
 namespace swarmcast::node {
 namespace {
@@ -187,6 +188,7 @@ Result<std::string, std::string> HashPieces(const HashJob& job) {
   threads.reserve(static_cast<std::size_t>(workers));
   for (int i = 0; i < workers; ++i) {
     threads.emplace_back([&run] {
+      proto::NameThisThread("piece-hash");
       run.Work();
       run.Finished();
     });

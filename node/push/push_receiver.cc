@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "proto/thread_name.h"
+
 namespace swarmcast::push {
 namespace {
 
@@ -78,7 +80,10 @@ Result<std::unique_ptr<PushReceiver>, std::string> PushReceiver::Start(
     }
   }
   r->QueueFrame(hello);
-  r->thread_ = std::thread([raw = r.get()] { raw->Run(); });
+  r->thread_ = std::thread([raw = r.get()] {
+    proto::NameThisThread("push-recv");
+    raw->Run();
+  });
   return r;
 }
 

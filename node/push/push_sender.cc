@@ -27,6 +27,7 @@
 #include "node/push/tcp_path.h"
 #include "node/push/token_bucket.h"
 #include "proto/mutex.h"
+#include "proto/thread_name.h"
 
 namespace swarmcast::push {
 
@@ -1194,7 +1195,10 @@ Result<std::unique_ptr<PushSender>, std::string> PushSender::Start(PushSource so
                                          std::move(files), std::move(*anchor));
   std::string error;
   if (!sender->loop_->Init(&error)) return Unexpected(error);
-  sender->thread_ = std::thread([loop = sender->loop_.get()] { loop->Run(); });
+  sender->thread_ = std::thread([loop = sender->loop_.get()] {
+    proto::NameThisThread("push-send");
+    loop->Run();
+  });
   return sender;
 }
 
