@@ -110,7 +110,7 @@ class PushSender::Loop {
     RelayedChunk r{chunk.piece, chunk.offset, length, {}, std::move(from)};
     proto::Piece out = chunk;
     out.forward = false;  // as a forwarder's pushes: DIRECT
-    r.frame.resize(proto::kPieceHeaderSize + chunk.payload.size());
+    r.frame.resize(proto::kPieceHeaderSize + length);
     if (!proto::EncodePiece(out, r.frame, &geometry_).ok()) return;
     bool first;
     {
