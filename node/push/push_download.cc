@@ -17,6 +17,7 @@ Result<std::unique_ptr<PushDownload>, std::string> PushDownload::Start(
     Hooks hooks) {
   std::unique_ptr<PushDownload> d(new PushDownload(std::move(hooks)));
   d->verified_ = have;
+  d->endpoint_ = options.endpoint;
   d->verified_.resize(identity.layout ? identity.geometry().piece_count : 0, false);
   auto alive = d->alive_;
   PushDownload* self = d.get();
@@ -44,7 +45,8 @@ Result<std::unique_ptr<PushDownload>, std::string> PushDownload::Start(
         post([alive, self, why] {
           if (!*alive || !self->receiver_) return;
           self->end_reason_ = why;
-          self->hooks_.log.Info("push: channel ended: " + why);
+          self->hooks_.log.Info("push: channel" + self->Tally(self->receiver_->stats()) +
+                                " ended: " + why);
           self->Settle();
           if (self->hooks_.on_ended) std::exchange(self->hooks_.on_ended, nullptr)();
         });
@@ -137,6 +139,12 @@ void PushDownload::OnTick(std::int64_t wire_payload_bytes, Clock::time_point now
   }
 }
 
+std::string PushDownload::Tally(const PushReceiverStats& last) const {
+  return " from " + endpoint_ + " (" + std::to_string(last.payload_bytes) +
+         " bytes of pieces came on it; " + std::to_string(last.pieces) + " pieces whole, " +
+         std::to_string(pieces_pushed_) + " of them used)";
+}
+
 std::uint64_t PushDownload::payload_bytes() const {
   return payload_before_ + (receiver_ ? receiver_->stats().payload_bytes : 0);
 }
@@ -152,10 +160,10 @@ std::uint64_t PushDownload::peak_held_bytes() const {
 void PushDownload::Stop(const std::string& why) {
   if (!receiver_) return;
   if (end_reason_.empty()) end_reason_ = why;
-  hooks_.log.Info("push: unsubscribing: " + why);
+  const PushReceiverStats last = receiver_->stats();
+  hooks_.log.Info("push: unsubscribing" + Tally(last) + ": " + why);
   Settle();
   *alive_ = false;  // drop pieces still queued for the control thread
-  const PushReceiverStats last = receiver_->stats();
   receiver_.reset();
   payload_before_ += last.payload_bytes;
   peak_before_ = std::max(peak_before_, last.peak_held_bytes);

@@ -108,6 +108,10 @@ class PushDownload {
   void OnPiece(std::uint32_t piece, std::vector<char> data, bool forward);
   void Release(std::uint32_t piece);
   void Settle();
+  // " from ENDPOINT (what this channel brought)": for the line that says
+  // why it ends, so that a log tells which channel carried bytes no piece
+  // used (another channel's copy won, or this node already had it).
+  std::string Tally(const PushReceiverStats& last) const;
 
   Hooks hooks_;
   std::unique_ptr<PushReceiver> receiver_;
@@ -124,6 +128,7 @@ class PushDownload {
   std::uint64_t duplicates_ = 0;
   std::vector<bool> fetching_;  // told the sender libtorrent fetches it
   std::string end_reason_;
+  std::string endpoint_;
 };
 
 }  // namespace swarmcast::push
