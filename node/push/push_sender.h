@@ -186,9 +186,10 @@ class PushSender {
   // file, and one that got all of it is not sent it again. Every receiver
   // checks every piece itself: a bad chunk here fails there too, as a bad
   // push does. Not to subscribers at `from` (numeric, as SubscriberAddresses
-  // normalizes it), the node the chunk came from: a chain's head also
-  // subscribes to the second link, which would echo every piece back to it
-  // before its HAVE came. Any thread; the payload is copied.
+  // normalizes it), the node the chunk came from: after the probe of a
+  // two-link chain the new head takes from the old head, which takes from
+  // it, and would echo every piece back to it before its HAVE came. Any
+  // thread; the payload is copied.
   void Relay(const proto::Piece& chunk, std::string from = {});
   // Chain seed: ends the chain (node/push/chain_share.h) with a BYE that
   // says `why` to every subscriber, and refuses later ones with it, so

@@ -133,8 +133,8 @@ TEST_F(PushChannelTest, AChainSeedPushesToTheFirstAndLinksEachToTheOneBefore) {
       << c.peers().size();
   EXPECT_EQ(b.peers().back(), std::vector<std::uint16_t>{7001});
   EXPECT_EQ(c.peers().back(), std::vector<std::uint16_t>{7002});
-  EXPECT_EQ(a.peers().back(), std::vector<std::uint16_t>{7002})
-      << "the head takes from the seed, and from the second what it lacks";
+  EXPECT_TRUE(a.peers().empty() || a.peers().back().empty())
+      << "the head takes from the seed alone: the second holds nothing it lacks";
   EXPECT_TRUE(b.pieces().empty()) << "the seed pushed past the head";
   EXPECT_TRUE(c.pieces().empty()) << "the seed pushed past the head";
   EXPECT_EQ(sender->stats().forwarders, 2u) << "links with a source: B and C";
@@ -236,9 +236,7 @@ TEST_F(PushChannelTest, AChainSeedMakesALinkThatFallsBehindALeaf) {
   // seed is pushing to the head.
   ASSERT_TRUE(WaitUntil(
       10s, [&] { return poll_all() && b.peers().back() == std::vector<std::uint16_t>{7003}; }));
-  EXPECT_TRUE(WaitUntil(10s, [&] {
-    return poll_all() && a.peers().back() == std::vector<std::uint16_t>{7003};
-  })) << "the head takes from the seed, and from the new second";
+  EXPECT_TRUE(a.peers().empty()) << "the head takes from the seed alone";
   EXPECT_EQ(sender->stats().subscribers, 3u) << "a slow link is moved, not dropped";
 }
 
@@ -246,7 +244,8 @@ TEST_F(PushChannelTest, AChainSeedMakesALinkThatFallsBehindALeaf) {
 // already takes from it, and as the new head goes on taking from it what
 // it lacks, so only the old head is told anything new: the seed now
 // pushes to the new head, the third still takes from it, and the old
-// head takes from the third, the line's last link.
+// head, which took from no one as head, takes from the third, the line's
+// last link.
 TEST_F(PushChannelTest, AChainSeedProbesItsFirstHeadByMovingItToTheEndOfTheLine) {
   PushSenderOptions o;
   o.chain = true;
@@ -265,10 +264,9 @@ TEST_F(PushChannelTest, AChainSeedProbesItsFirstHeadByMovingItToTheEndOfTheLine)
   ASSERT_EQ(sender->stats().subscribers, 3u);
   RawSubscriber &a = *subs[0], &b = *subs[1], &c = *subs[2];
   auto poll_all = [&] { return a.Poll() && b.Poll() && c.Poll(); };
-  ASSERT_TRUE(WaitUntil(10s, [&] {
-    return poll_all() && !a.peers().empty() && !b.peers().empty() && !c.peers().empty();
-  }));
-  ASSERT_EQ(a.peers().back(), std::vector<std::uint16_t>{7002});
+  ASSERT_TRUE(
+      WaitUntil(10s, [&] { return poll_all() && !b.peers().empty() && !c.peers().empty(); }));
+  ASSERT_TRUE(a.peers().empty()) << "the head takes from the seed alone";
   ASSERT_EQ(b.peers().back(), std::vector<std::uint16_t>{7001});
   ASSERT_EQ(c.peers().back(), std::vector<std::uint16_t>{7002});
   ASSERT_TRUE(b.pieces().empty());
@@ -283,7 +281,7 @@ TEST_F(PushChannelTest, AChainSeedProbesItsFirstHeadByMovingItToTheEndOfTheLine)
       if (next > 1) c.SendHave(next - 2);
       ++next;
     }
-    return poll_all() && a.peers().back() == std::vector<std::uint16_t>{7003};
+    return poll_all() && !a.peers().empty() && a.peers().back() == std::vector<std::uint16_t>{7003};
   });
   ASSERT_TRUE(moved) << "the head reported " << next << " pieces; A was told " << a.peers().size()
                      << " PEERS";
@@ -298,7 +296,7 @@ TEST_F(PushChannelTest, AChainSeedProbesItsFirstHeadByMovingItToTheEndOfTheLine)
   };
   EXPECT_TRUE(WaitUntil(10s, [&] { return poll_all() && b_holds_all(); }))
       << "B was pushed " << b.pieces().size() << " pieces and reported " << next - 1;
-  EXPECT_EQ(a.peers().size(), 2u) << "A took from B, then from C";
+  EXPECT_EQ(a.peers().size(), 1u) << "A takes from C, and took from no one before";
   EXPECT_EQ(b.peers().size(), 1u) << "B already took from A";
   EXPECT_EQ(c.peers().size(), 1u) << "C already took from B";
   EXPECT_TRUE(c.pieces().empty());
