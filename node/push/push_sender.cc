@@ -626,9 +626,9 @@ void PushSender::Loop::HandOutChain() {
     // and feeds no one; the leaves come after the whole line.
     if (!live[i].leaf) before = &s;
     linked += has_before ? 1 : 0;
-    // The probe can leave a link's sources as they were (the old head
-    // took from the second, and takes from it again as the second) while
-    // the order unlinked it: linked again, it is judged again.
+    // A move can leave a link's sources as they were while the order
+    // unlinked it (ChainOrder::MoveToLineEnd): linked again, it is judged
+    // again.
     if (has_before != chain_.Linked(live[i].id) || source != s.chain_source) {
       chain_.SetLinked(live[i].id, has_before, now);
     }
