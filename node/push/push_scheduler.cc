@@ -283,7 +283,7 @@ bool PushScheduler::HasEveryPieceOf(SubscriberId id, SubscriberId other) const {
   auto b = subscribers_.find(other);
   if (a == subscribers_.end() || b == subscribers_.end()) return false;
   for (PieceIndex p = 0; p < piece_count_; ++p) {
-    if (b->second.have[p] && !a->second.have[p]) return false;
+    if (Holds(b->second, p) && !a->second.have[p]) return false;
   }
   return true;
 }

@@ -138,7 +138,13 @@ class PushScheduler {
   // not as the next link.
   bool Ahead(SubscriberId id) const;
   // Whether `id` has (HAVE or sent, not in flight) every piece `other`
-  // has (false when either is unknown).
+  // has or is being sent (false when either is unknown). A piece on its
+  // way to `other` counts: a chain's first head, probed while the seed
+  // was sending it a piece, holds that piece moments later, and the new
+  // head, which had only the chunks relayed until the probe, got the
+  // rest only when the seed's scan came round again, at the file's end;
+  // every link's SHA-256 waited for it (0.6 s of a 256 MiB copy at
+  // 100 Mbit/s, session 34).
   bool HasEveryPieceOf(SubscriberId id, SubscriberId other) const;
 
  private:

@@ -379,5 +379,26 @@ TEST(PushScheduler, ASubscriberHoldingAPieceTheForwarderLacksIsAhead) {
   EXPECT_FALSE(seed.Ahead(1)) << "a seed holds every piece";
 }
 
+// A chain's new head takes from the old one until it has every piece the
+// old one has, or is being sent: the piece in flight to the old head when
+// the head changed is one the new head lacks, and only the old one will
+// have it soon.
+TEST(PushScheduler, WhatIsOnItsWayToTheOtherCountsAsWhatItHas) {
+  PushScheduler s(4, {.cover_first = false});
+  s.AddSubscriber(1, {true, false, false, false});
+  s.AddSubscriber(2, {true, false, false, false});
+  EXPECT_TRUE(s.HasEveryPieceOf(2, 1));
+  auto b = s.NextBatch(std::vector<SubscriberId>{1});
+  ASSERT_TRUE(b);
+  ASSERT_EQ(b->piece, 1u);
+  EXPECT_FALSE(s.HasEveryPieceOf(2, 1)) << "piece 1 is on its way to 1";
+  EXPECT_TRUE(s.HasEveryPieceOf(1, 2));
+  s.OnSent(1, 1);
+  EXPECT_FALSE(s.HasEveryPieceOf(2, 1));
+  s.OnHave(2, 1);
+  EXPECT_TRUE(s.HasEveryPieceOf(2, 1));
+  EXPECT_FALSE(s.HasEveryPieceOf(2, 9)) << "unknown";
+}
+
 }  // namespace
 }  // namespace swarmcast::push
