@@ -1,5 +1,6 @@
 #include "node/push_wiring.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <utility>
@@ -248,9 +249,11 @@ void WireGetPush(const GetPushSettings& f, const SeedPushRecord& record,
     // 64 a little faster. At 100 Mbit/s four take 20 ms, well inside
     // ChainOrder's 100 ms windows; held by time alone (250 ms) the
     // slow-link cells lost up to 0.1x, as the seed judged slow links
-    // later (docs/benchmarks.md, session 23).
+    // later (docs/benchmarks.md, session 23). Four of 64 KiB: 256 KiB, or
+    // one piece where pieces are larger (a 64 MiB file's are 256 KiB).
     if (chain) {
-      options.have_batch = 4;
+      options.have_batch = static_cast<std::uint32_t>(std::clamp<std::int64_t>(
+          (256 << 10) / std::max<std::int64_t>(feed.piece_length, 1), 1, 4));
       options.have_batch_delay = std::chrono::milliseconds(250);
     }
     push::PushDownload::Hooks hooks;

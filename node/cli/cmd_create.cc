@@ -19,7 +19,7 @@ int RunCreate(int argc, char** argv) {
   d.add_options()("path", po::value(&path)->required(), "file or directory to hash")(
       "output,o", po::value(&out)->required(), "where to write the .torrent")(
       "piece-size", po::value(&piece_size)->default_value(piece_size),
-      "piece size, a power of two from 16KiB to 64MiB (auto: about 1024 pieces)")(
+      "piece size, a power of two from 16KiB to 64MiB (auto: 256-1024 pieces of 64KiB-16MiB)")(
       "hybrid", po::bool_switch(&hybrid), "BitTorrent v1+v2 hybrid (default: v1 only)")(
       "tracker", po::value(&tracker), "tracker base URL to put in the announce list")(
       "comment", po::value(&comment), "free-text comment")("rehash", po::bool_switch(&rehash),

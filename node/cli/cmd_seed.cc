@@ -33,7 +33,7 @@ int RunSeed(int argc, char** argv) {
   d.add_options()("path", po::value(&path)->required(), "file or directory to seed")(
       "name", po::value(&name), "registry name (default: the file name, if it is a valid name)")(
       "piece-size", po::value(&piece_size)->default_value(piece_size),
-      "piece size, power of two in [16KiB, 64MiB] (auto: about 1024 pieces)")(
+      "piece size, power of two in [16KiB, 64MiB] (auto: 256-1024 pieces of 64KiB-16MiB)")(
       "hybrid", po::bool_switch(&hybrid), "publish a v1+v2 hybrid (default: v1 only)")(
       "torrent", po::value(&torrent_file),
       "seed this existing .torrent instead of hashing PATH; every piece of PATH is checked "

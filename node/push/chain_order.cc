@@ -4,6 +4,25 @@
 
 namespace swarmcast::push {
 
+namespace {
+constexpr std::int64_t kTunedPieceLength = 64 << 10;  // what the counts were chosen with
+constexpr std::int64_t kFewestPieces = 4;
+}  // namespace
+
+ChainOrderOptions ForPieceLength(ChainOrderOptions o, std::int64_t piece_length) {
+  if (piece_length <= kTunedPieceLength) return o;
+  // The same bytes, rounded up; at least kFewestPieces, never more than given.
+  const auto scale = [piece_length](std::uint32_t n) {
+    const std::int64_t same_bytes =
+        (std::int64_t{n} * kTunedPieceLength + piece_length - 1) / piece_length;
+    return static_cast<std::uint32_t>(
+        std::min<std::int64_t>(n, std::max(kFewestPieces, same_bytes)));
+  };
+  o.min_sample = scale(o.min_sample);
+  o.min_lag = scale(o.min_lag);
+  return o;
+}
+
 ChainOrder::Link* ChainOrder::Find(SubscriberId id) {
   auto it = std::find_if(links_.begin(), links_.end(), [id](const Link& l) { return l.id == id; });
   return it == links_.end() ? nullptr : &*it;

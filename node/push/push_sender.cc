@@ -62,7 +62,7 @@ class PushSender::Loop {
                                         .cover_first = !options_.forwarder}),
         admission_(AdmissionPolicy{options_.max_subscribers, options_.max_connections_per_address,
                                    options_.hello_timeout, proto::TokenSet(options_.tokens)}),
-        chain_(options_.chain_review),
+        chain_(ForPieceLength(options_.chain_review, geometry_.piece_length)),
         bucket_(options_.max_rate) {
     if (options_.chain && options_.head_pacing) pacer_.emplace(*options_.head_pacing);
   }

@@ -110,16 +110,20 @@ TEST_F(MetainfoBuilderTest, AtomicWriteAndBoundedRead) {
   EXPECT_TRUE(WriteFileAtomically(dir_ / "no" / "such" / "dir", "x"));
 }
 
-TEST(PieceSize, AboutAThousandPiecesWithinBounds) {
+TEST(PieceSize, From256To1024PiecesWithinBounds) {
   EXPECT_EQ(ChoosePieceSize(1), 64 << 10);
-  EXPECT_EQ(ChoosePieceSize(64 << 20), 64 << 10);
-  EXPECT_EQ(ChoosePieceSize(256 << 20), 256 << 10);
+  EXPECT_EQ(ChoosePieceSize(16 << 20), 64 << 10);
+  EXPECT_EQ(ChoosePieceSize(32 << 20), 128 << 10);
+  EXPECT_EQ(ChoosePieceSize(64 << 20), 256 << 10);
+  EXPECT_EQ(ChoosePieceSize(256 << 20), 1 << 20);
+  EXPECT_EQ(ChoosePieceSize(std::int64_t{1} << 30), 1 << 20);
   EXPECT_EQ(ChoosePieceSize(std::int64_t{4} << 30), 4 << 20);
   EXPECT_EQ(ChoosePieceSize(std::int64_t{1} << 40), 16 << 20);
-  for (std::int64_t size :
-       {std::int64_t{1} << 20, std::int64_t{300} << 20, std::int64_t{7} << 30}) {
+  for (std::int64_t size : {std::int64_t{20} << 20, std::int64_t{100} << 20,
+                            std::int64_t{300} << 20, std::int64_t{7} << 30}) {
     const std::int64_t p = ChoosePieceSize(size);
     EXPECT_EQ(p & (p - 1), 0) << size;
+    EXPECT_GE(size / p, 256) << size;
     EXPECT_LE(size / p, 1024) << size;
   }
 }

@@ -492,6 +492,54 @@ TEST(ChainOrderDefaultsSlowLinkTest, ASlowLinkInTheLineIsALeafEarlyInItsSecondWi
   EXPECT_EQ(chain.places().back(), (ChainOrder::Place{3, true}));
 }
 
+// Larger pieces: the seed's options count the same bytes, so the same
+// slow link is judged as early. 256 KiB pieces (a 64 MiB file): the fast
+// links verify one every 20 ms at 100 Mbit/s, the slow one every 200 ms.
+// With the counts of 64 KiB pieces it took 320 ms (16 pieces ahead),
+// the bench's other seven at 10 Mbit/s meanwhile (session 34).
+TEST(ChainOrderDefaultsSlowLinkTest, WithLargerPiecesASlowLinkIsALeafAsEarly) {
+  const ChainOrderOptions o = ForPieceLength({}, 256 << 10);
+  ChainOrder chain(o);
+  constexpr PieceIndex kPieces = 256;
+  const Clock::time_point t0 = Clock::now();
+  for (SubscriberId id = 1; id <= 5; ++id) {
+    chain.Join(id, std::vector<bool>(kPieces));
+    chain.SetLinked(id, id != 1, t0);
+  }
+  ASSERT_FALSE(chain.Review(t0));
+  std::map<SubscriberId, PieceIndex> next;
+  std::optional<ChainOrder::Move> move;
+  int ticks = 0;
+  while (!move && ticks < 100) {
+    ++ticks;
+    for (SubscriberId id = 1; id <= 5; ++id) {
+      if (id <= 2 || ticks % 10 == 0) chain.OnHave(id, next[id]++);
+    }
+    move = chain.Review(t0 + ticks * 20ms);
+  }
+  ASSERT_TRUE(move) << "the slow link was never judged";
+  EXPECT_EQ(move->moved, 3u);
+  EXPECT_EQ(move->reason, ChainOrder::Reason::kFellBehind);
+  EXPECT_EQ(ticks * 20ms, o.window + 20ms);
+}
+
+TEST(ChainOrderOptionsTest, LargerPiecesCountTheSameBytesAtLeastFourPieces) {
+  const ChainOrderOptions d;
+  for (std::int64_t small : {16 << 10, 64 << 10}) {
+    const ChainOrderOptions o = ForPieceLength(d, small);
+    EXPECT_EQ(o.min_sample, d.min_sample) << small;
+    EXPECT_EQ(o.min_lag, d.min_lag) << small;
+  }
+  const ChainOrderOptions quarter = ForPieceLength({.min_sample = 16, .min_lag = 10}, 256 << 10);
+  EXPECT_EQ(quarter.min_sample, 4u);
+  EXPECT_EQ(quarter.min_lag, 4u);  // 2.5 rounded up is 3, under the floor
+  const ChainOrderOptions eighth = ForPieceLength({.min_sample = 64, .min_lag = 2}, 512 << 10);
+  EXPECT_EQ(eighth.min_sample, 8u);
+  EXPECT_EQ(eighth.min_lag, 2u);  // never more than given
+  EXPECT_EQ(ForPieceLength(d, 16 << 20).min_sample, 4u);
+  EXPECT_EQ(ForPieceLength(d, 16 << 20).window, d.window);
+}
+
 TEST_F(ChainOrderTest, AHeadIsJudgedOnItsWholeTenureNotOneWindow) {
   Start(3, 0, /*probe_head=*/true);
   // The first head: a burst of 120 HAVEs (a disk stall's backlog), then a

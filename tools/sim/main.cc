@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     ("help,h", "this help")
     ("nodes,n", po::value(&c.receivers)->default_value(c.receivers), "receivers (the seed is one more node)")
     ("file-size", po::value(&file_size)->default_value(file_size), "file size: 64MiB, 10GB, ...")
-    ("piece-size", po::value(&piece_size)->default_value(piece_size), "piece size; 0: the node's default (about 1024 pieces)")
+    ("piece-size", po::value(&piece_size)->default_value(piece_size), "piece size; 0: the node's default (256-1024 pieces)")
     ("chunk-size", po::value(&chunk_size)->default_value(chunk_size), "push chunk size (one 18-byte header each)")
     ("link", po::value(&link)->default_value(link), "every receiver's link rate, each way: 100Mbit, 10Gbit, ...")
     ("seed-link", po::value(&seed_link), "the seed's link rate (default: --link)")
