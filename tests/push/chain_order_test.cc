@@ -464,13 +464,28 @@ INSTANTIATE_TEST_SUITE_P(PiecesAWindow, ChainOrderDefaultsTest, ::testing::Value
 // session 24 (the end of its second window) and 160 ms with a sample of
 // 32 pieces. Every 5 ms later costs each link behind it 5 ms at a tenth
 // of its rate (the bench's slow-receiver cell).
-TEST(ChainOrderDefaultsSlowLinkTest, ASlowLinkInTheLineIsALeafEarlyInItsSecondWindow) {
-  ChainOrder chain;
-  const ChainOrderOptions o;
-  constexpr PieceIndex kPieces = 1024;
+//
+// Larger pieces: the options count the same bytes (ForPieceLength), so
+// the same slow link is judged as early. 256 KiB pieces (a 64 MiB file):
+// the fast links verify one every 20 ms, the slow one every 200 ms, a
+// leaf at 120 ms. With the counts of 64 KiB pieces it took 320 ms (16
+// pieces ahead), the bench's other seven at 10 Mbit/s meanwhile
+// (session 34).
+struct SlowLinkCase {
+  std::int64_t piece_length;
+  std::chrono::milliseconds fast_piece_every;  // at 100 Mbit/s
+};
+
+class ChainOrderSlowLinkTest : public ::testing::TestWithParam<SlowLinkCase> {};
+
+TEST_P(ChainOrderSlowLinkTest, ASlowLinkInTheLineIsALeafEarlyInItsSecondWindow) {
+  const auto [piece_length, tick] = GetParam();
+  const ChainOrderOptions o = ForPieceLength({}, piece_length);
+  ChainOrder chain(o);
+  const auto pieces = static_cast<PieceIndex>((64 << 20) / piece_length);
   const Clock::time_point t0 = Clock::now();
   for (SubscriberId id = 1; id <= 5; ++id) {
-    chain.Join(id, std::vector<bool>(kPieces));
+    chain.Join(id, std::vector<bool>(pieces));
     chain.SetLinked(id, id != 1, t0);
   }
   ASSERT_FALSE(chain.Review(t0));
@@ -482,46 +497,19 @@ TEST(ChainOrderDefaultsSlowLinkTest, ASlowLinkInTheLineIsALeafEarlyInItsSecondWi
     for (SubscriberId id = 1; id <= 5; ++id) {
       if (id <= 2 || ticks % 10 == 0) chain.OnHave(id, next[id]++);
     }
-    move = chain.Review(t0 + ticks * 5ms);
+    move = chain.Review(t0 + ticks * tick);
   }
   ASSERT_TRUE(move) << "the slow link was never judged";
   EXPECT_EQ(move->moved, 3u);
   EXPECT_EQ(move->reason, ChainOrder::Reason::kFellBehind);
   EXPECT_EQ(move->ahead, 2u);
-  EXPECT_EQ(ticks * 5ms, o.window + 5ms);
+  EXPECT_EQ(ticks * tick, o.window + tick);
   EXPECT_EQ(chain.places().back(), (ChainOrder::Place{3, true}));
 }
 
-// Larger pieces: the seed's options count the same bytes, so the same
-// slow link is judged as early. 256 KiB pieces (a 64 MiB file): the fast
-// links verify one every 20 ms at 100 Mbit/s, the slow one every 200 ms.
-// With the counts of 64 KiB pieces it took 320 ms (16 pieces ahead),
-// the bench's other seven at 10 Mbit/s meanwhile (session 34).
-TEST(ChainOrderDefaultsSlowLinkTest, WithLargerPiecesASlowLinkIsALeafAsEarly) {
-  const ChainOrderOptions o = ForPieceLength({}, 256 << 10);
-  ChainOrder chain(o);
-  constexpr PieceIndex kPieces = 256;
-  const Clock::time_point t0 = Clock::now();
-  for (SubscriberId id = 1; id <= 5; ++id) {
-    chain.Join(id, std::vector<bool>(kPieces));
-    chain.SetLinked(id, id != 1, t0);
-  }
-  ASSERT_FALSE(chain.Review(t0));
-  std::map<SubscriberId, PieceIndex> next;
-  std::optional<ChainOrder::Move> move;
-  int ticks = 0;
-  while (!move && ticks < 100) {
-    ++ticks;
-    for (SubscriberId id = 1; id <= 5; ++id) {
-      if (id <= 2 || ticks % 10 == 0) chain.OnHave(id, next[id]++);
-    }
-    move = chain.Review(t0 + ticks * 20ms);
-  }
-  ASSERT_TRUE(move) << "the slow link was never judged";
-  EXPECT_EQ(move->moved, 3u);
-  EXPECT_EQ(move->reason, ChainOrder::Reason::kFellBehind);
-  EXPECT_EQ(ticks * 20ms, o.window + 20ms);
-}
+INSTANTIATE_TEST_SUITE_P(PieceLengths, ChainOrderSlowLinkTest,
+                         ::testing::Values(SlowLinkCase{64 << 10, 5ms},
+                                           SlowLinkCase{256 << 10, 20ms}));
 
 TEST(ChainOrderOptionsTest, LargerPiecesCountTheSameBytesAtLeastFourPieces) {
   const ChainOrderOptions d;
