@@ -12,8 +12,8 @@ namespace swarmcast::proto {
 // to 16 MiB). So 16 MiB gets 64 KiB pieces, 64 MiB 256 KiB, 256 MiB to
 // 1 GiB 1 MiB, 4 GiB 4 MiB, 16 GiB and up 16 MiB.
 //
-// Why these bounds (docs/benchmarks.md, "Fewer, larger pieces (session
-// 34)"): every piece costs each receiver a fixed amount of CPU (a hash
+// Why these bounds (docs/benchmarks.md, "Fewer, larger pieces, and the
+// piece the probe cut (session 34)"): every piece costs each receiver a fixed amount of CPU (a hash
 // check, a HAVE, libtorrent's bookkeeping, thread hand-offs), so a 64 MiB
 // file in 256 KiB pieces took 17% less CPU than in 64 KiB ones, in the
 // same time. But the chain and the BitTorrent wire spread work by pieces:
