@@ -37,6 +37,11 @@ void PushScheduler::SourceHas(PieceIndex piece) {
   for (auto& [id, s] : subscribers_) s.ahead -= s.have[piece] ? 1 : 0;
 }
 
+void PushScheduler::Lost(PieceIndex p) {
+  ++uncovered_;
+  if (options_.cover_first) lost_.insert(p);
+}
+
 void PushScheduler::Adjust(Subscriber& s, PieceIndex p, bool held_before) {
   const bool held_after = Holds(s, p);
   if (held_before == held_after) return;
@@ -45,7 +50,7 @@ void PushScheduler::Adjust(Subscriber& s, PieceIndex p, bool held_before) {
     if (copies_[p]++ == 0) --uncovered_;
   } else {
     --s.held;
-    if (--copies_[p] == 0) ++uncovered_;
+    if (--copies_[p] == 0) Lost(p);
   }
 }
 
@@ -82,7 +87,7 @@ void PushScheduler::RemoveSubscriber(SubscriberId id) {
   if (it == subscribers_.end()) return;
   Subscriber& s = it->second;
   for (PieceIndex p = 0; p < piece_count_; ++p) {
-    if (Holds(s, p) && --copies_[p] == 0) ++uncovered_;
+    if (Holds(s, p) && --copies_[p] == 0) Lost(p);
     if (assigned_[p] == id) {
       assigned_[p] = kNobody;
     } else if (!Holds(s, p)) {
@@ -166,7 +171,6 @@ PushBatch PushScheduler::AssignTo(Subscriber& s, SubscriberId id, PieceIndex p) 
   for (const auto& [other, o] : subscribers_) {
     if (other != id && !Holds(o, p)) ++s.backlog;
   }
-  cursor_ = (p + 1) % piece_count_;
   return PushBatch{p, {id}, /*forward=*/true};
 }
 
@@ -191,47 +195,70 @@ std::optional<PushBatch> PushScheduler::AssignNextUnforwarded(std::span<const Su
       }
     }
     if (!best) continue;
+    cursor_ = (p + 1) % piece_count_;
     return AssignTo(*best, best_id, p);
   }
   return std::nullopt;
 }
 
-// First pass: the next uncovered piece in scan order that some ready
-// subscriber can take goes to one subscriber only — the one holding the
-// fewest pieces, so the swarm's pieces spread evenly.
+// First pass: the next uncovered piece that some ready subscriber can
+// take goes to one subscriber only. A piece that lost its last copy comes
+// first, lowest first (the header says why); then the scan's next one,
+// where the scan goes on.
 std::optional<PushBatch> PushScheduler::CoverNextPiece(std::span<const SubscriberId> ready) {
+  while (!lost_.empty()) {
+    const PieceIndex p = *lost_.begin();
+    if (copies_[p] != 0 || !source_[p]) {
+      lost_.erase(lost_.begin());
+      continue;
+    }
+    auto batch = CoverPiece(p, ready);
+    if (batch) lost_.erase(lost_.begin());
+    return batch;
+  }
   for (std::uint32_t step = 0; step < piece_count_; ++step) {
     const PieceIndex p = (cursor_ + step) % piece_count_;
     if (copies_[p] != 0 || !source_[p]) continue;
-    Subscriber* best = nullptr;
-    SubscriberId best_id = 0;
-    for (SubscriberId id : ready) {
-      auto it = subscribers_.find(id);
-      if (it == subscribers_.end()) continue;
-      Subscriber& s = it->second;
-      const bool better = !best || (options_.assign_by_backlog && s.backlog != best->backlog
-                                        ? s.backlog < best->backlog
-                                    : s.held != best->held ? s.held < best->held
-                                                           : id < best_id);
-      if (better) {
-        best = &s;
-        best_id = id;
-      }
-    }
-    if (!best) return std::nullopt;
-    if (options_.assign_by_backlog && options_.backlog_slack_pieces > 0) {
-      std::uint64_t least = best->backlog;
-      for (const auto& [id, o] : subscribers_) least = std::min(least, o.backlog);
-      const std::uint64_t slack =
-          std::uint64_t{options_.backlog_slack_pieces} * (subscribers_.size() - 1);
-      if (best->backlog > least + slack) {
-        cover_waiting_ = true;
-        return std::nullopt;
-      }
-    }
-    return AssignTo(*best, best_id, p);
+    auto batch = CoverPiece(p, ready);
+    if (batch) cursor_ = (p + 1) % piece_count_;
+    return batch;
   }
   return std::nullopt;
+}
+
+// Uncovered `p` goes to one ready subscriber: the one holding the fewest
+// pieces, so the swarm's pieces spread evenly (by backlog: the one that
+// forwards best). Nothing when none is ready, or when the best one's
+// backlog is over the slack (cover_waiting_).
+std::optional<PushBatch> PushScheduler::CoverPiece(PieceIndex p,
+                                                   std::span<const SubscriberId> ready) {
+  Subscriber* best = nullptr;
+  SubscriberId best_id = 0;
+  for (SubscriberId id : ready) {
+    auto it = subscribers_.find(id);
+    if (it == subscribers_.end()) continue;
+    Subscriber& s = it->second;
+    const bool better = !best || (options_.assign_by_backlog && s.backlog != best->backlog
+                                      ? s.backlog < best->backlog
+                                  : s.held != best->held ? s.held < best->held
+                                                         : id < best_id);
+    if (better) {
+      best = &s;
+      best_id = id;
+    }
+  }
+  if (!best) return std::nullopt;
+  if (options_.assign_by_backlog && options_.backlog_slack_pieces > 0) {
+    std::uint64_t least = best->backlog;
+    for (const auto& [id, o] : subscribers_) least = std::min(least, o.backlog);
+    const std::uint64_t slack =
+        std::uint64_t{options_.backlog_slack_pieces} * (subscribers_.size() - 1);
+    if (best->backlog > least + slack) {
+      cover_waiting_ = true;
+      return std::nullopt;
+    }
+  }
+  return AssignTo(*best, best_id, p);
 }
 
 // Every piece has a copy somewhere: the scan goes on in disk order, and the

@@ -400,5 +400,49 @@ TEST(PushScheduler, WhatIsOnItsWayToTheOtherCountsAsWhatItHas) {
   EXPECT_FALSE(s.HasEveryPieceOf(2, 9)) << "unknown";
 }
 
+// A chain's link dies half-way: what the seed had sent it and the next
+// link had not yet got has no copy left. The next link, now the head, gets
+// those pieces first, lowest first, and then the scan goes on where it was;
+// left to the scan they would come only at the file's end, and every get's
+// whole-file SHA-256 (file order) would wait for them until then. A send
+// that failed is the same.
+TEST(PushScheduler, APieceThatLostItsLastCopyComesBeforeTheScansNext) {
+  PushScheduler s(8);
+  s.AddSubscriber(1, None(8));
+  s.AddSubscriber(2, None(8));
+  for (PieceIndex p = 0; p < 4; ++p) {
+    auto b = s.NextBatch(std::vector<SubscriberId>{1});
+    ASSERT_TRUE(b);
+    ASSERT_EQ(b->piece, p);
+    s.OnSent(1, p);
+  }
+  s.OnHave(2, 0);  // relayed on by 1; pieces 2 and 3 were not yet
+  s.OnHave(2, 1);
+  EXPECT_EQ(s.cursor(), 4u);
+  s.RemoveSubscriber(1);
+  EXPECT_EQ(s.copies(2), 0u);
+  std::vector<PieceIndex> order;
+  auto next = [&] {
+    auto b = s.NextBatch(std::vector<SubscriberId>{2});
+    if (!b) return false;
+    EXPECT_THAT(b->targets, ElementsAre(2u));
+    order.push_back(b->piece);
+    return true;
+  };
+  ASSERT_TRUE(next());
+  ASSERT_TRUE(next());
+  EXPECT_THAT(order, ElementsAre(2, 3));
+  EXPECT_EQ(s.cursor(), 4u) << "the scan goes on where it was";
+  ASSERT_TRUE(next());
+  EXPECT_EQ(order.back(), 4u);
+  s.OnSendFailed(2, 4);
+  ASSERT_TRUE(next());
+  EXPECT_EQ(order.back(), 4u) << "a failed send is sent again at once";
+  s.OnSent(2, 4);
+  while (next()) s.OnSent(2, order.back());
+  EXPECT_THAT(order, ElementsAre(2, 3, 4, 4, 5, 6, 7));
+  EXPECT_TRUE(s.IsComplete(2));
+}
+
 }  // namespace
 }  // namespace swarmcast::push
