@@ -109,12 +109,12 @@ struct ChainOrderOptions {
   // judged, and a head's worth of the reference before it is. 16 of
   // 64 KiB at 100 Mbit/s is 84 ms; 32 (until session 25) kept the links
   // behind a slow one at its rate 80 ms longer. A link wrongly made a leaf
-  // loses nothing and rejoins the line (see above). For pieces of 64 KiB:
-  // see ForPieceLength.
+  // loses nothing and rejoins the line (see above). Counted in 64 KiB
+  // pieces; larger ones: ForPieceLength.
   std::uint32_t min_sample = 16;
   // Pieces a link must be behind the one before it: a hop normally lags
   // by a few pieces (one in assembly, one being checked, the socket's).
-  // For pieces of 64 KiB: see ForPieceLength.
+  // Counted in 64 KiB pieces; larger ones: ForPieceLength.
   std::uint32_t min_lag = 16;
   // Windows as head before a head is judged.
   int head_windows = 4;
