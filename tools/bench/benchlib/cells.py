@@ -4,14 +4,16 @@ as on an image server with a faster NIC, or one slow receiver's) and a
 fault (a process killed during the run, benchlib/faults.py).
 
 Spec syntax (run-bench --cells):
-MiB:RATE:N[,N...][:seed=RATE][:slow=RATE|:slowfirst=RATE][:fault=seed-kill|
-:fault=forwarder-kill][:burst=BYTES], cells separated by ';'; each kind at
-most once. `burst` gives this cell's links another tbf bucket than
+MiB:RATE:N[,N...][:seed=RATE][:slow=RATE[:slows=K]|:slowfirst=RATE]
+[:fault=seed-kill|:fault=forwarder-kill][:burst=BYTES], cells separated by
+';'; each kind at most once. `burst` gives this cell's links another tbf bucket than
 run-bench --tbf-burst (a small one: links that serialize what they send,
 as a real one does, benchlib/lan.py Lan._cap_gso).
 `slow` shapes the last receiver (host N), `slowfirst` the first (host 1,
 started first, so most often the first to subscribe: a chain's head, the
-worst place for a slow link in a chain). A fault with a slow receiver
+worst place for a slow link in a chain). `slows=K` makes K receivers slow,
+spread through the start order (host N, N - N/K, N - 2N/K, ...): a chain
+then finds slow links in the middle of its line, not only at its end. A fault with a slow receiver
 fires before every receiver is done whatever the system: receivers that
 finish together (a seed pushing to all at once) miss the seed-kill
 fault otherwise."""
@@ -25,7 +27,7 @@ MiB = 1 << 20
 GiB = 1 << 30
 
 
-KINDS = ("seed", "slow", "slowfirst", "fault", "burst")
+KINDS = ("seed", "slow", "slowfirst", "fault", "burst", "slows")
 
 
 class Cell(NamedTuple):
@@ -57,11 +59,14 @@ class Cell(NamedTuple):
         return self._odd_rate("slow") or self._odd_rate("slowfirst")
 
     @property
-    def slow_receiver(self):
-        """The receiver (1..N) on the slow link, or None."""
+    def slow_receivers(self):
+        """The receivers (1..N) on a slow link, last first; empty when none."""
         if self._odd_rate("slowfirst") is not None:
-            return 1
-        return self.n if self._odd_rate("slow") is not None else None
+            return [1]
+        if self._odd_rate("slow") is None:
+            return []
+        k = int(self._value("slows") or 1)
+        return [self.n - j * (self.n // k) for j in range(k)]
 
     @property
     def slow_limit(self):
@@ -84,16 +89,18 @@ class Cell(NamedTuple):
         rates = {}
         if self._odd_rate("seed") is not None:
             rates[0] = self._odd_rate("seed")
-        if self._slow_rate() is not None:
-            rates[self.slow_receiver] = self._slow_rate()
+        for host in self.slow_receivers:
+            rates[host] = self._slow_rate()
         return rates
 
     def label(self):
         text = f"{self.size >> 20} MiB, {self.rate}"
-        seed, slow, first, fault, burst = (self._value(k) for k in KINDS)
+        seed, slow, first, fault, burst, _ = (self._value(k) for k in KINDS)
         if seed:
             text += f", seed {seed}"
-        if slow:
+        if slow and len(self.slow_receivers) > 1:
+            text += f", {len(self.slow_receivers)} receivers {slow}"
+        elif slow:
             text += f", one receiver {slow}"
         if first:
             text += f", the first receiver {first}"
@@ -111,7 +118,7 @@ class Cell(NamedTuple):
 
 def parse(spec):
     """'64:100mbit:1,2,4;64:100mbit:8:seed=400mbit' -> [Cell, ...]."""
-    want = ("want MiB:RATE:N[,N...][:seed=RATE][:slow=RATE|:slowfirst=RATE]"
+    want = ("want MiB:RATE:N[,N...][:seed=RATE][:slow=RATE[:slows=K]|:slowfirst=RATE]"
             f"[:fault={'|'.join(FAULT_KINDS)}][:burst=BYTES]")
     cells = []
     for part in spec.split(";"):
@@ -125,13 +132,17 @@ def parse(spec):
             kind, eq, odd = variant.partition("=")
             if kind not in KINDS or not eq:
                 raise ValueError(f"cell {part!r}: {variant!r} is not one of: {want}")
-            family = "slow" if kind.startswith("slow") else kind  # slow, slowfirst: one link
-            if family in ("slow" if k.startswith("slow") else k for k in kinds):
+            # slow, slowfirst: one link (slows only counts slow's)
+            family = "slow" if kind in ("slow", "slowfirst") else kind
+            if family in ("slow" if k in ("slow", "slowfirst") else k for k in kinds):
                 raise ValueError(f"cell {part!r}: one {family} field at most")
             kinds.append(kind)
             if kind == "fault":
                 if odd not in FAULT_KINDS:
                     raise ValueError(f"cell {part!r}: fault is one of {', '.join(FAULT_KINDS)}")
+            elif kind == "slows":
+                if not odd.isdigit() or int(odd) < 1:
+                    raise ValueError(f"cell {part!r}: slows is a count of receivers, 1 or more")
             elif kind == "burst":
                 if not odd.isdigit() or not MIN_TBF_BURST <= int(odd) <= MAX_TBF_BURST:
                     raise ValueError(f"cell {part!r}: burst is {MIN_TBF_BURST}.."
@@ -140,11 +151,15 @@ def parse(spec):
                     raise ValueError(f"cell {part!r}: burst needs a shaped rate")
             else:
                 parse_rate(odd)
+        if "slows" in kinds and "slow" not in kinds:
+            raise ValueError(f"cell {part!r}: slows needs slow=RATE")
         cell = Cell(int(size) * MiB, rate, 1, ":".join(fields[3:]))
         for n in ns.split(","):
             if not 1 <= int(n) <= 199:
                 raise ValueError(f"cell {part!r}: N must be 1..199 (the LAN holds 200 hosts)")
             if cell.fault == "forwarder-kill" and int(n) < 2:
                 raise ValueError(f"cell {part!r}: fault=forwarder-kill needs N >= 2")
+            if len(cell._replace(n=int(n)).slow_receivers) >= int(n):
+                raise ValueError(f"cell {part!r}: slows must leave at least one receiver fast")
             cells.append(cell._replace(n=int(n)))
     return cells

@@ -18,10 +18,11 @@ PROGRESS_FIELDS = ["run_id", "size_bytes", "rate", "n", "variant", "system", "re
 
 
 def slow_split(cell, res):
-    """(slowest of the other receivers, the slow receiver) in seconds."""
+    """(slowest of the other receivers, slowest of the slow ones) in seconds."""
     times = res["receivers"]
-    slow = cell.slow_receiver
-    return max(t for i, t in enumerate(times, 1) if i != slow), times[slow - 1]
+    slow = cell.slow_receivers
+    return (max(t for i, t in enumerate(times, 1) if i not in slow),
+            max(times[i - 1] for i in slow))
 
 
 def cpu_per_gib(cell, res):
@@ -61,7 +62,7 @@ class Results:
     def add(self, cell, rep, res):
         size, rate, limit = cell.size, cell.rate, cell.limit
         done = sorted(t for t in res["receivers"] if t is not None)
-        split = slow_split(cell, res) if cell.slow_receiver and res["seconds"] else None
+        split = slow_split(cell, res) if cell.slow_receivers and res["seconds"] else None
         cpu = cpu_per_gib(cell, res)
         machine = machine_cpu_per_gib(cell, res)
         row = {
@@ -139,12 +140,13 @@ class Results:
             text = f"{'/'.join(why)} ({total} run{'s' * (total > 1)})"
             return text + self._copies_text(cell, system)
         limit = cell.limit
-        if cell.slow_receiver:
+        if cell.slow_receivers:
             # The goal for this cell: the others as if the slow link were
             # not there, the slow one at its own link's rate.
             others, _, _ = self.median(cell, system, "others_s")
             slow, _, _ = self.median(cell, system, "slow_s")
-            text = (f"{others:.2f} ({others / limit:.2f}x); slow one {slow:.2f} "
+            slow_ones = "slow one" if len(cell.slow_receivers) == 1 else "slowest slow one"
+            text = (f"{others:.2f} ({others / limit:.2f}x); {slow_ones} {slow:.2f} "
                     f"({slow / cell.slow_limit:.2f}x)")
         else:
             text = f"{med:.2f}" + (f" ({med / limit:.2f}x)" if limit else "")
