@@ -115,8 +115,78 @@ void ChainOrder::MakeLeaf(std::size_t index, Clock::time_point now) {
   moved.linked = false;  // until the sender links it to the line's last link
   moved.leaf_since = now;
   moved.streak = {};
+  moved.gained_as_leaf = moved.head_gained_as_leaf = 0;
   links_.erase(links_.begin() + static_cast<std::ptrdiff_t>(index));
   links_.push_back(moved);
+}
+
+bool ChainOrder::FastLeaf(const Link& l) const {
+  return l.head_gained_as_leaf >= options_.min_sample &&
+         2 * l.gained_as_leaf >= l.head_gained_as_leaf;
+}
+
+bool ChainOrder::LeafRoom() const {
+  const std::size_t line = line_size();
+  if (links_.size() - line >= options_.max_leaves) return false;
+  return std::none_of(links_.begin() + static_cast<std::ptrdiff_t>(line), links_.end(),
+                      [this](const Link& l) { return FastLeaf(l); });
+}
+
+void ChainOrder::Unleaf(std::size_t index, std::size_t at) {
+  Link& l = links_[index];
+  l.fell_behind = 0;
+  l.leaf = false;
+  l.kept_up = false;
+  l.streak = {};
+  std::rotate(links_.begin() + static_cast<std::ptrdiff_t>(at),
+              links_.begin() + static_cast<std::ptrdiff_t>(index),
+              links_.begin() + static_cast<std::ptrdiff_t>(index) + 1);
+}
+
+std::optional<std::size_t> ChainOrder::LeafThatKeptUpBehind(SubscriberId id) const {
+  for (std::size_t i = line_size(); i < links_.size(); ++i) {
+    if (links_[i].fell_behind == id && links_[i].kept_up) return i;
+  }
+  return std::nullopt;
+}
+
+bool ChainOrder::AwaitingVerdictOn(SubscriberId id, Clock::time_point now) const {
+  const std::size_t line = line_size();
+  if (line == 0) return false;
+  const Link& last = links_[line - 1];
+  const auto wait = 2 * options_.windows_to_move * options_.window;
+  return std::any_of(links_.begin() + static_cast<std::ptrdiff_t>(line), links_.end(),
+                     [&](const Link& l) {
+                       // Keeping up takes being under `min_lag` behind the
+                       // last link: one far behind it gives no verdict soon.
+                       return l.fell_behind == id && now < l.leaf_since + wait &&
+                              l.held + options_.min_lag > last.held;
+                     });
+}
+
+void ChainOrder::SampleLeaves() {
+  const std::size_t line = line_size();
+  if (line == 0) return;
+  const Link& last = links_[line - 1];
+  const std::uint32_t last_gain = last.held - last.held_at_start;
+  const std::uint32_t head_gain = links_[0].held - links_[0].held_at_start;
+  for (std::size_t i = line; i < links_.size(); ++i) {
+    Link& l = links_[i];
+    // Only a whole window as a leaf: the one it became a leaf in began
+    // with it still in the line. The line not moving is no evidence.
+    l.kept_up = last_gain > 0 && l.leaf_since <= window_start_ &&
+                l.held + options_.min_lag > last.held &&
+                options_.slow_share * (l.held - l.held_at_start) >= last_gain;
+    // A leaf not fed for the whole window, or with little to take (a
+    // stalled link made a leaf waits for the line's last link to pass
+    // it), gains little whatever its rate: the window tells nothing.
+    if (l.leaf_since > window_start_ || !l.linked ||
+        last.held_at_start < l.held_at_start + options_.min_lag) {
+      continue;
+    }
+    l.gained_as_leaf += l.held - l.held_at_start;
+    l.head_gained_as_leaf += head_gain;
+  }
 }
 
 void ChainOrder::MoveToLineEnd(std::size_t index) {
@@ -197,16 +267,21 @@ std::optional<ChainOrder::Move> ChainOrder::Review(Clock::time_point now) {
     for (std::size_t i = 1; i < line; ++i) JudgeLink(i);
   }
   std::optional<Move> move;
-  // Leaves share the last link's uplink (see the header on max_leaves).
-  const bool room = links_.size() - line < options_.max_leaves;
+  if (!window_open) SampleLeaves();
+  const bool room = LeafRoom();
   for (std::size_t i = 1; i < line && !move; ++i) {
     if (!FellBehind(i, window_open)) continue;
-    if (now < links_[i - 1].suspect_until) {
-      // The second to fall behind it: its uplink is the slow one.
+    // The second to fall behind it, the first not slow (it rejoined, or
+    // as a leaf it keeps up with the line's last link, held back by the
+    // same uplink): its uplink is the slow one.
+    const auto proven = LeafThatKeptUpBehind(links_[i - 1].id);
+    if (now < links_[i - 1].suspect_until || proven) {
       move = Move{.moved = links_[i - 1].id, .reason = Reason::kSlowUplink, .behind = links_[i].id};
       if (i == 1 && !probed_) EndFirstHeadTenure();
       MoveToLineEnd(i - 1);
-    } else if (room) {
+      // The leaf rejoins the line, in front of the slow uplink.
+      if (proven) Unleaf(*proven, line - 1);
+    } else if (room && !AwaitingVerdictOn(links_[i - 1].id, now)) {
       move = Move{.moved = links_[i].id, .reason = Reason::kFellBehind, .ahead = links_[i - 1].id};
       MakeLeaf(i, now);
     }
@@ -227,26 +302,22 @@ std::optional<ChainOrder::Move> ChainOrder::Review(Clock::time_point now) {
 std::optional<ChainOrder::Move> ChainOrder::Rejoin(Clock::time_point now) {
   const std::size_t line = line_size();
   if (line == 0) return std::nullopt;
-  const Link& last = links_[line - 1];
-  const std::uint32_t last_gain = last.held - last.held_at_start;
-  if (last_gain == 0) return std::nullopt;  // the line did not move: no evidence
+  const std::uint32_t last_gain = links_[line - 1].held - links_[line - 1].held_at_start;
+  // Keeping up proves a leaf fast only while the line's last link runs at
+  // the line's rate (the head's): one held back by a slow link still in
+  // the line made a slow leaf keep up with it, rejoin, and hold up every
+  // newcomer behind it (session 36). Held back by the uplink of the link
+  // the leaf fell behind, it is evidence all the same: see Review.
+  const std::uint32_t head_gain = links_[0].held - links_[0].held_at_start;
+  if (head_gain == 0 || options_.slow_share * last_gain < head_gain) return std::nullopt;
   for (std::size_t i = line; i < links_.size(); ++i) {
     Link& l = links_[i];
-    // Only a whole window as a leaf: the one it became a leaf in began
-    // with it still in the line.
-    const bool kept_up = l.leaf_since <= window_start_ && l.held + options_.min_lag > last.held &&
-                         options_.slow_share * (l.held - l.held_at_start) >= last_gain;
-    if (!kept_up) continue;
+    if (!l.kept_up) continue;
     // Not slow: what it fell behind was the link before it.
     if (Link* ahead = Find(l.fell_behind); ahead && !ahead->leaf) {
       ahead->suspect_until = now + options_.windows_to_move * options_.window;
     }
-    l.fell_behind = 0;
-    l.leaf = false;
-    l.streak = {};
-    std::rotate(links_.begin() + static_cast<std::ptrdiff_t>(line),
-                links_.begin() + static_cast<std::ptrdiff_t>(i),
-                links_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    Unleaf(i, line);
     return Move{links_[line].id, Reason::kRejoined};
   }
   return std::nullopt;

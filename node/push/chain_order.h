@@ -12,11 +12,14 @@
 // stall on a busy machine) loses nothing: the line's last link feeds it
 // at its full rate. Once such a leaf keeps up with that link for a whole
 // window (it is under `min_lag` pieces behind it and gains at least a
-// `slow_share`th of what it gains), it rejoins the line at its end: it
-// takes from the same link as before, so no data path changes, but the
-// leaf's place (see `max_leaves`) is free again for a slow link that
-// comes later; a slow leaf, left further behind every window, never
-// rejoins. The seed learns from
+// `slow_share`th of what it gains) while that link runs at the line's
+// rate (it gains at least a `slow_share`th of what the head gains), it
+// rejoins the line at its end: it takes from the same link as before, so
+// no data path changes, but the leaf's place is free again for a slow
+// link that comes later; a slow leaf, left further behind every window,
+// never rejoins. A last link held back by a slow link still in the line
+// proves nothing: a slow leaf keeps up with it as well, and rejoining
+// would put it in front of every newcomer (session 36). The seed learns from
 // HAVE frames how many pieces each link has verified, and counts them in
 // windows; it looks at the evidence on every review:
 //
@@ -56,20 +59,32 @@
 //   second subscriber, head after the probe, becomes a leaf that way. Rates
 //   over whole tenures, not single windows, so that one burst of HAVEs (a
 //   disk stall, then its backlog) does not make every head slow.
-// - At most `max_leaves` leaves (one by default: the case this is for,
-//   one slow receiver). On a machine short of CPU every get stalls now and
-//   then and looks slow for a moment; a wrongly made leaf alone on the
-//   last link's uplink loses nothing, but several share it: with room for
-//   3, 16 gets on 2 cores made 3 leaves and took 2.46x of the limit where
-//   the chain without leaves took 1.62-2.09x (session 15).
+// - The leaves share the line's last link's uplink. Another link may
+//   become a leaf unless a leaf there has shown it is not slow: fed for
+//   whole windows with at least `min_lag` pieces to take from that link,
+//   it gained at least half of what the head gained (at least
+//   `min_sample` pieces). At most `max_leaves`. Three slow receivers of
+//   eight with room for one leaf left every link behind the second at
+//   its rate (10.5x of the limit, session 36). On a machine short of CPU
+//   every get stalls now and then and looks slow for a moment: a wrongly
+//   made leaf alone on the last link's uplink loses nothing, but several
+//   share it (with room for 3 whatever they took, 16 gets on 2 cores made
+//   3 leaves and took 2.46x of the limit where the chain without leaves
+//   took 1.62-2.09x, session 15); one that shows it is fast leaves no
+//   room for another. Nor does a second link falling behind the one a
+//   leaf fell behind, for `2 * windows_to_move` windows from that leaf's
+//   move while the leaf could show it keeps up: that may be a slow uplink
+//   (below), which a second leaf there would hide.
 //
 // - A slow uplink shows as the link after it falling behind: that link
-//   becomes a leaf, keeps up with the line's last link, and rejoins; then
-//   the next link behind the same one falls behind it too, within
-//   `windows_to_move` windows. Two links in a row that fell behind one
-//   link, the first of them found not slow: the link they fell behind is
-//   the slow one. It moves to the end of the line (it feeds no one there
-//   but the leaves), and the link behind it takes from the one before
+//   becomes a leaf and keeps up with the line's last link (which the same
+//   uplink holds back); then the next link behind the same one falls
+//   behind it too. Or the leaf rejoined (a stall), and the next falls
+//   behind the same one within `windows_to_move` windows. Two links in a
+//   row that fell behind one link, the first of them found not slow: the
+//   link they fell behind is the slow one. It moves to the end of the
+//   line (it feeds no one there but the leaves), the leaf rejoins the
+//   line in front of it, and the link behind it takes from the one before
 //   it, or from the seed. A seed on a link 4x faster than its receivers
 //   keeps the head's download queue full (Cubic fills any buffer), and
 //   the ACKs of what the head forwards wait in it: the head forwarded at
@@ -77,7 +92,16 @@
 //   came behind it became a leaf in turn, 0.2 s each, until the probe
 //   (session 26).
 //
-// Not covered: a second slow link once the one leaf is taken.
+// Two slow links in a row: the second falls behind the link the first
+// fell behind. It becomes a leaf once the wait for the first's verdict is
+// over; or the first, fed by a last link the second holds back, keeps up
+// with it, the link they fell behind reads as a slow uplink and goes to
+// the end of the line (a fast link loses nothing there), and the second
+// falls behind its new predecessor and becomes a leaf then.
+//
+// Not covered: more slow links than `max_leaves`, or than the line's
+// last link's uplink can feed; they stay in the line, and every link
+// behind one runs at its rate.
 //
 // Pure bookkeeping: no I/O; the caller passes the time. Not thread-safe;
 // owned by the push sender's thread. A link that does not take pieces from
@@ -123,8 +147,10 @@ struct ChainOrderOptions {
   int probe_windows = 2;
   // Slow: gaining under 1 / slow_share of the one before (the reference).
   std::uint32_t slow_share = 4;
-  // At most this many leaves (see above).
-  std::size_t max_leaves = 1;
+  // At most this many leaves (see above): a leaf is slow under a
+  // `slow_share`th of the line's rate, so as many fill the last link's
+  // uplink.
+  std::size_t max_leaves = 4;
   // Move the first head to the end of the line once the chain runs (see
   // above). The new head lacks what the old one had not yet forwarded to
   // it; the seed names the head before it (`previous_head`) to the head
@@ -243,6 +269,13 @@ class ChainOrder {
     Streak streak;  // the current one
     // A leaf's: the link it fell behind (kFellBehind), else 0.
     SubscriberId fell_behind = 0;
+    // A leaf's sample (SampleLeaves): what it gained in the windows that
+    // count, and what the head gained in them.
+    std::uint32_t gained_as_leaf = 0;
+    std::uint32_t head_gained_as_leaf = 0;
+    // A leaf's: it kept up with the line's last link in the last window
+    // (SampleLeaves).
+    bool kept_up = false;
     // A link behind this one fell behind it and, a leaf, proved not slow
     // (it rejoined): the next to fall behind it until then moves it
     // (kSlowUplink). `windows_to_move` windows: a slow uplink leaves the
@@ -280,6 +313,26 @@ class ChainOrder {
   // The head's review, after the others'.
   // `room`: another leaf is allowed.
   std::optional<Move> ReviewHead(std::uint32_t gain, bool room, Clock::time_point now);
+  // Another link may become a leaf (see the header on the leaves).
+  bool LeafRoom() const;
+  // The leaf has shown it is not slow (see the header on the leaves).
+  bool FastLeaf(const Link& l) const;
+  // Leaf `index` rejoins the line at `at`.
+  void Unleaf(std::size_t index, std::size_t at);
+  // A leaf that fell behind `id` and kept up with the line's last link in
+  // the last window, if any: its index.
+  std::optional<std::size_t> LeafThatKeptUpBehind(SubscriberId id) const;
+  // A leaf fell behind `id` under 2 * `windows_to_move` windows ago, and
+  // is close enough to the line's last link to keep up with it: the next
+  // link to fall behind `id` waits for that leaf's verdict (kSlowUplink if
+  // it keeps up) rather than become a leaf as well. A slow leaf gives none
+  // (two slow links in a row), and one far behind the last link (a probed
+  // head) none soon: 0.4 s of the links behind the second at its rate.
+  bool AwaitingVerdictOn(SubscriberId id, Clock::time_point now) const;
+  // At a window's end: whether each leaf kept up with the line's last
+  // link in it (Rejoin), and, for each that could take pieces, what it
+  // gained in it and what the head gained meanwhile (FastLeaf).
+  void SampleLeaves();
 
   Options options_;
   std::vector<Link> links_;
