@@ -150,18 +150,20 @@ std::optional<std::size_t> ChainOrder::LeafThatKeptUpBehind(SubscriberId id) con
   return std::nullopt;
 }
 
+bool ChainOrder::CloseBehind(const Link& leaf, const Link& last) const {
+  return leaf.held + options_.min_lag > last.held;
+}
+
 bool ChainOrder::AwaitingVerdictOn(SubscriberId id, Clock::time_point now) const {
   const std::size_t line = line_size();
   if (line == 0) return false;
   const Link& last = links_[line - 1];
   const auto wait = 2 * options_.windows_to_move * options_.window;
-  return std::any_of(links_.begin() + static_cast<std::ptrdiff_t>(line), links_.end(),
-                     [&](const Link& l) {
-                       // Keeping up takes being under `min_lag` behind the
-                       // last link: one far behind it gives no verdict soon.
-                       return l.fell_behind == id && now < l.leaf_since + wait &&
-                              l.held + options_.min_lag > last.held;
-                     });
+  return std::any_of(
+      links_.begin() + static_cast<std::ptrdiff_t>(line), links_.end(), [&](const Link& l) {
+        // One far behind the last link gives no verdict soon.
+        return l.fell_behind == id && now < l.leaf_since + wait && CloseBehind(l, last);
+      });
 }
 
 void ChainOrder::SampleLeaves() {
@@ -174,8 +176,7 @@ void ChainOrder::SampleLeaves() {
     Link& l = links_[i];
     // Only a whole window as a leaf: the one it became a leaf in began
     // with it still in the line. The line not moving is no evidence.
-    l.kept_up = last_gain > 0 && l.leaf_since <= window_start_ &&
-                l.held + options_.min_lag > last.held &&
+    l.kept_up = last_gain > 0 && l.leaf_since <= window_start_ && CloseBehind(l, last) &&
                 options_.slow_share * (l.held - l.held_at_start) >= last_gain;
     // A leaf not fed for the whole window, or with little to take (a
     // stalled link made a leaf waits for the line's last link to pass

@@ -319,6 +319,9 @@ class ChainOrder {
   bool FastLeaf(const Link& l) const;
   // Leaf `index` rejoins the line at `at`.
   void Unleaf(std::size_t index, std::size_t at);
+  // The leaf is under `min_lag` pieces behind the line's last link: the
+  // lag at which it can keep up with it (SampleLeaves).
+  bool CloseBehind(const Link& leaf, const Link& last) const;
   // A leaf that fell behind `id` and kept up with the line's last link in
   // the last window, if any: its index.
   std::optional<std::size_t> LeafThatKeptUpBehind(SubscriberId id) const;

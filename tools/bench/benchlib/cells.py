@@ -6,17 +6,17 @@ fault (a process killed during the run, benchlib/faults.py).
 Spec syntax (run-bench --cells):
 MiB:RATE:N[,N...][:seed=RATE][:slow=RATE[:slows=K]|:slowfirst=RATE]
 [:fault=seed-kill|:fault=forwarder-kill][:burst=BYTES], cells separated by
-';'; each kind at most once. `burst` gives this cell's links another tbf bucket than
-run-bench --tbf-burst (a small one: links that serialize what they send,
-as a real one does, benchlib/lan.py Lan._cap_gso).
+';'; each kind at most once. `burst` gives this cell's links another tbf
+bucket than run-bench --tbf-burst (a small one: links that serialize what
+they send, as a real one does, benchlib/lan.py Lan._cap_gso).
 `slow` shapes the last receiver (host N), `slowfirst` the first (host 1,
 started first, so most often the first to subscribe: a chain's head, the
-worst place for a slow link in a chain). `slows=K` makes K receivers slow,
-spread through the start order (host N, N - N/K, N - 2N/K, ...): a chain
-then finds slow links in the middle of its line, not only at its end. A fault with a slow receiver
-fires before every receiver is done whatever the system: receivers that
-finish together (a seed pushing to all at once) miss the seed-kill
-fault otherwise."""
+worst place for a slow link in a chain). `slows=K` makes K receivers
+slow, spread through the start order (host N, N - N/K, N - 2N/K, ...): a
+chain then finds slow links in the middle of its line, not only at its
+end. A fault with a slow receiver fires before every receiver is done
+whatever the system: receivers that finish together (a seed pushing to
+all at once) miss the seed-kill fault otherwise."""
 
 from typing import NamedTuple
 
